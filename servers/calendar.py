@@ -54,7 +54,7 @@ def build_server(data_dir: Path | None = None) -> MCPServer:
     mcp = MCPServer("calendar", instructions="A personal calendar. Dates are ISO 8601 (YYYY-MM-DD).")
 
     @mcp.tool()
-    def calendar_query(start_date: str, end_date: str) -> Events:
+    def query(start_date: str, end_date: str) -> Events:
         """List the events between start_date and end_date inclusive (both YYYY-MM-DD)."""
         start, end = _parse_date("start_date", start_date), _parse_date("end_date", end_date)
         if end < start:

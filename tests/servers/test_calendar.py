@@ -16,7 +16,7 @@ async def create(client: Client, title: str, date: str, **arguments):
 
 
 async def query(client: Client, start_date: str, end_date: str) -> list[dict]:
-    result = await client.call_tool("calendar_query", {"start_date": start_date, "end_date": end_date})
+    result = await client.call_tool("query", {"start_date": start_date, "end_date": end_date})
     assert not result.is_error, result.content
     return result.structured_content["events"]
 
@@ -66,19 +66,19 @@ async def test_query_range_is_inclusive_and_sorted_by_date_then_time(tmp_path):
 @pytest.mark.parametrize("bad", ["tomorrow", "2026-13-01", "20261201", "2026-12-01T09:00", ""])
 async def test_a_bad_start_date_is_refused_with_the_expected_format(tmp_path, bad):
     async with Client(build_server(tmp_path)) as client:
-        text = await error_text(client, "calendar_query", {"start_date": bad, "end_date": "2026-12-31"})
+        text = await error_text(client, "query", {"start_date": bad, "end_date": "2026-12-31"})
     assert f"start_date must be an ISO 8601 date like 2026-12-01, got {bad!r}" in text
 
 
 async def test_a_bad_end_date_is_refused_with_the_expected_format(tmp_path):
     async with Client(build_server(tmp_path)) as client:
-        text = await error_text(client, "calendar_query", {"start_date": "2026-12-01", "end_date": "next week"})
+        text = await error_text(client, "query", {"start_date": "2026-12-01", "end_date": "next week"})
     assert "end_date must be an ISO 8601 date like 2026-12-01, got 'next week'" in text
 
 
 async def test_an_end_date_before_the_start_date_is_refused(tmp_path):
     async with Client(build_server(tmp_path)) as client:
-        text = await error_text(client, "calendar_query", {"start_date": "2026-12-02", "end_date": "2026-12-01"})
+        text = await error_text(client, "query", {"start_date": "2026-12-02", "end_date": "2026-12-01"})
     assert "end_date 2026-12-01 is before start_date 2026-12-02; pass an end_date on or after it" in text
 
 
@@ -122,8 +122,8 @@ async def test_events_survive_a_restart_on_the_same_data_dir(tmp_path):
 async def test_both_tools_declare_an_output_schema(tmp_path):
     async with Client(build_server(tmp_path)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"calendar_query", "create_event"}
-    assert "events" in tools["calendar_query"].output_schema["properties"]
+    assert set(tools) == {"query", "create_event"}
+    assert "events" in tools["query"].output_schema["properties"]
     assert "id" in tools["create_event"].output_schema["properties"]
 
 

@@ -19,7 +19,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize(
     "module, tools",
     [
-        ("servers.calendar", {"calendar_query", "create_event"}),
+        ("servers.calendar", {"query", "create_event"}),
         ("servers.reminders", {"send_reminder", "list_reminders"}),
         ("servers.notes", {"create_note", "search_notes"}),
     ],

@@ -1,0 +1,3 @@
+from hermes_hub.cli import main
+
+main()

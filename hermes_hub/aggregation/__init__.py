@@ -1,0 +1,1 @@
+"""Aggregation: reversible namespaces, allow/deny filters and the merged catalog."""

@@ -1,0 +1,247 @@
+"""The merged catalog: every mounted source's tools, resources and prompts under public names.
+
+A *mount* is a source (a downstream connection or the hub's built-in tools) plus its namespace and
+tool filter. ``rebuild()`` recomputes the public index from the sources that are ready; lookups
+route a public name back to ``(source, original name)``. Collisions never abort: the first mount
+in config order wins, the loser is recorded with the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import mcp.types as types
+
+from hermes_hub.aggregation.arguments import ArgumentCheck
+from hermes_hub.aggregation.filters import NameFilter
+from hermes_hub.aggregation.namespace import Namespace, name_problem
+from hermes_hub.aggregation.truncation import fit_result
+from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
+
+log = logging.getLogger("hermes_hub.catalog")
+
+ORIGIN_META = "hermes-hub/origin"
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class Source(Protocol):
+    """What the catalog needs of a server. ``Connection`` and the built-in tools both fit."""
+
+    name: str
+    tools: list[types.Tool]
+    resources: list[types.Resource]
+    templates: list[types.ResourceTemplate]
+    prompts: list[types.Prompt]
+
+    @property
+    def ready(self) -> bool: ...
+    def describe_state(self) -> str: ...
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
+                        ) -> types.CallToolResult: ...
+    async def read_resource(self, uri: str) -> types.ReadResourceResult: ...
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult: ...
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
+                       ) -> types.CompleteResult: ...
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: Source
+    namespace: Namespace
+    tool_filter: NameFilter = NameFilter()
+    config_path: str = ""  # where the fix goes, e.g. "mcpServers.notes"
+
+
+@dataclass
+class Entry:
+    mount: Mount
+    original: str
+    item: Any  # the public copy: types.Tool | Prompt | Resource | ResourceTemplate
+    _check: ArgumentCheck | None = field(default=None, repr=False)
+
+    @property
+    def check(self) -> ArgumentCheck:
+        if self._check is None:
+            self._check = ArgumentCheck(self.item.name, self.item.input_schema)
+        return self._check
+
+
+@dataclass(frozen=True)
+class Collision:
+    kind: str
+    public: str
+    winner: str
+    loser: str
+
+    @property
+    def fix(self) -> str:
+        return f"set mcpServers.{self.loser}.prefix to a unique value"
+
+
+class Catalog:
+    def __init__(self, mounts: Sequence[Mount], max_result_bytes: int = 1_000_000) -> None:
+        self.mounts = list(mounts)
+        self.max_result_bytes = max_result_bytes
+        self.tools: dict[str, Entry] = {}
+        self.prompts: dict[str, Entry] = {}
+        self.resources: dict[str, Entry] = {}
+        self.templates: dict[str, Entry] = {}
+        self.collisions: list[Collision] = []
+        self.name_warnings: list[str] = []
+        self._fingerprints: dict[str, int] = {}
+        self._tool_list: list[types.Tool] = []
+
+    # -- building --------------------------------------------------------------------------
+
+    def rebuild(self) -> set[str]:
+        """Recompute the index from ready sources; return the kinds whose public lists changed."""
+        tools: dict[str, Entry] = {}
+        prompts: dict[str, Entry] = {}
+        resources: dict[str, Entry] = {}
+        templates: dict[str, Entry] = {}
+        collisions: list[Collision] = []
+        warnings: list[str] = []
+        for m in self.mounts:
+            if not m.source.ready:
+                continue
+            src, ns = m.source, m.namespace
+            for tool in src.tools:
+                if m.tool_filter(tool.name):
+                    self._add(tools, "tool", m, tool.name, ns.name(tool.name), tool, collisions, warnings)
+            for prompt in src.prompts:
+                self._add(prompts, "prompt", m, prompt.name, ns.name(prompt.name), prompt, collisions, warnings)
+            for res in src.resources:
+                self._add(resources, "resource", m, res.uri, ns.uri(res.uri), res, collisions)
+            for tpl in src.templates:
+                self._add(templates, "template", m, tpl.uri_template, ns.uri(tpl.uri_template), tpl, collisions)
+        for c in set(collisions) - set(self.collisions):
+            log.warning("%s name '%s' is offered by '%s' and '%s'; '%s' wins. Fix: %s",
+                        c.kind, c.public, c.winner, c.loser, c.winner, c.fix)
+        for w in set(warnings) - set(self.name_warnings):
+            log.warning("%s", w)
+        self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
+        self.collisions, self.name_warnings = collisions, warnings
+        self._tool_list = [e.item for e in tools.values()]
+        changed = set()
+        for kind, index in (("tools", tools), ("prompts", prompts), ("resources", resources | templates)):
+            fp = hash(tuple((k, json.dumps(e.item.model_dump(mode="json"), sort_keys=True)) for k, e in index.items()))
+            if self._fingerprints.get(kind) != fp:
+                changed.add(kind)
+                self._fingerprints[kind] = fp
+        return changed
+
+    @staticmethod
+    def _add(index: dict[str, Entry], kind: str, m: Mount, original: str, public: str, item: Any,
+             collisions: list[Collision], warnings: list[str] | None = None) -> None:
+        if public in index:
+            collisions.append(Collision(kind, public, index[public].mount.source.name, m.source.name))
+            return
+        key = "uri_template" if kind == "template" else "uri" if kind == "resource" else "name"
+        meta = {**(item.meta or {}), ORIGIN_META: {"server": m.source.name, key: original}}
+        index[public] = Entry(m, original, item.model_copy(update={key: public, "meta": meta}))
+        if warnings is not None and (why := name_problem(public)):
+            fix = f"set {m.config_path}.prefix to something shorter" if m.config_path else "shorten hub.prefix"
+            warnings.append(f"{kind} name '{public}' {why}; {fix}")
+
+    # -- listing ---------------------------------------------------------------------------
+
+    def list_tools(self) -> list[types.Tool]:
+        return self._tool_list
+
+    def token_estimate(self) -> int:
+        """Roughly what the tool list costs a host's context (4 characters a token)."""
+        dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in self._tool_list]
+        return len(json.dumps(dumped)) // 4
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        entry = self.tools.get(name)
+        return entry.item.input_schema if entry else None
+
+    # -- routing ---------------------------------------------------------------------------
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
+        """Route a call. Failures a model can act on come back as ``isError`` results."""
+        entry = self.tools.get(name)
+        if entry is None:
+            if waiting := self._not_ready_owner(name):
+                return error_result(str(waiting))
+            raise UnknownName("tool", name, "list the tools with `hermes-hub tools` (names are prefixed per server)")
+        arguments = arguments or {}
+        if problems := entry.check.problems(arguments):
+            listing = "\n".join(f"- {p}" for p in problems)
+            return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
+        try:
+            result = await entry.mount.source.call_tool(entry.original, arguments, progress)
+        except (ServerNotReady, DownstreamError) as e:
+            return error_result(str(e))
+        if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
+            result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
+                                                        if k != types.SERVER_INFO_META_KEY} or None})
+        return fit_result(result, self.max_result_bytes)
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        mount, original = self._route_uri(uri)
+        result = await mount.source.read_resource(original)
+        contents = [c.model_copy(update={"uri": uri}) if c.uri == original else c for c in result.contents]
+        return result.model_copy(update={"contents": contents})
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        entry = self.prompts.get(name)
+        if entry is None:
+            if waiting := self._not_ready_owner(name):
+                raise waiting
+            raise UnknownName("prompt", name, "list the prompts with `hermes-hub prompts`")
+        return await entry.mount.source.get_prompt(entry.original, arguments)
+
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
+                       ) -> types.CompleteResult:
+        if isinstance(ref, types.PromptReference):
+            entry = self.prompts.get(ref.name)
+            if entry is None:
+                raise UnknownName("prompt", ref.name)
+            new_ref: Any = ref.model_copy(update={"name": entry.original})
+        else:
+            entry = self.templates.get(ref.uri)
+            if entry is None:
+                raise UnknownName("resource template", ref.uri)
+            new_ref = ref.model_copy(update={"uri": entry.original})
+        return await entry.mount.source.complete(new_ref, argument, context)
+
+    def _not_ready_owner(self, name: str) -> HubError | None:
+        for m in self.mounts:
+            if not m.source.ready and m.namespace.original(name) is not None:
+                return ServerNotReady(m.source.name, m.source.describe_state(), getattr(m.source, "error", None))
+        return None
+
+    def _route_uri(self, uri: str) -> tuple[Mount, str]:
+        if entry := self.resources.get(uri):
+            return entry.mount, entry.original
+        candidates = [(m, o) for m in self.mounts if (o := m.namespace.original_uri(uri)) is not None]
+        ready = [(m, o) for m, o in candidates if m.source.ready]
+        for m, o in ready:  # a template of the server matches: that's the one
+            if any(_template_matches(t.uri_template, o) for t in m.source.templates):
+                return m, o
+        prefixed = [(m, o) for m, o in ready if m.namespace.prefix]
+        if len(prefixed) == 1 or len(ready) == 1:
+            return (prefixed or ready)[0]
+        if waiting := [m for m, _ in candidates if not m.source.ready and m.namespace.prefix]:
+            raise ServerNotReady(waiting[0].source.name, waiting[0].source.describe_state(),
+                                 getattr(waiting[0].source, "error", None))
+        raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
+
+
+def error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _template_matches(template: str, uri: str) -> bool:
+    parts = re.split(r"\{[^}]*\}", template)
+    pattern = ".+?".join(re.escape(p) for p in parts)
+    return re.fullmatch(pattern, uri) is not None

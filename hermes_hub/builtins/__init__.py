@@ -1,0 +1,5 @@
+"""The hub's own tools and resources, served as one more source in the catalog (prefix ``hermes``)."""
+
+from hermes_hub.builtins.source import BuiltinResource, Builtins, BuiltinTool
+
+__all__ = ["BuiltinResource", "BuiltinTool", "Builtins"]

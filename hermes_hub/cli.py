@@ -1,0 +1,289 @@
+"""``hermes-hub``: serve the hub, and list or call what it (or any one MCP server) offers.
+
+Every debugging command talks to a *target*: the hub built from ``--config`` (default), a running
+hub or server (``--url``), a raw stdio server (``--command``) or one hub.json entry without the hub
+(``--direct NAME``). Failures exit non-zero with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import click
+import mcp.types as types
+from mcp import MCPError
+
+from hermes_hub import tables
+from hermes_hub.config import load_config
+from hermes_hub.errors import ConfigError, HubError
+from hermes_hub.target import Target, connect
+
+log = logging.getLogger("hermes_hub")
+
+
+def _setup_logging(verbose: bool, default: int = logging.WARNING) -> None:
+    level = logging.INFO if verbose else default
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("hermes_hub").setLevel(level)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _run(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    """Run an async command body, turning known failures into a one-line reason and exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return anyio.run(functools.partial(fn, *args, **kwargs))
+        except (HubError, MCPError, OSError, BaseExceptionGroup) as exc:
+            leaves = _leaves(exc)
+            if not all(isinstance(e, HubError | MCPError | OSError) for e in leaves):
+                raise
+            code = 2 if any(isinstance(e, ConfigError) for e in leaves) else 1
+            _fail("; ".join(f"{e.message} (code {e.code})" if isinstance(e, MCPError) else str(e) for e in leaves), code)
+
+    return wrapper
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
+    return [exc]
+
+
+def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed([
+        click.option("--config", "config", default="hub.json", show_default=True, help="hub.json to build the hub from"),
+        click.option("--url", help="talk to a running hub or MCP server at this streamable HTTP URL"),
+        click.option("--command", "command", help="talk directly to a stdio MCP server started with this command line"),
+        click.option("--direct", help="talk directly to this hub.json server, without the hub"),
+        click.option("--json", "as_json", is_flag=True, help="machine-readable output"),
+        click.option("-v", "--verbose", is_flag=True, help="log what the hub and its servers do"),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def _target(config: str, url: str | None, command: str | None, direct: str | None) -> Target:
+    if sum(x is not None for x in (url, command, direct)) > 1:
+        _fail("give at most one of --url, --command, --direct", 2)
+    return Target(config=config, url=url, command=command, direct=direct)
+
+
+def _json_args(raw: str | None) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as e:
+        _fail(f"--args is not valid JSON ({e.msg} at column {e.colno}); example: --args '{{\"query\": \"milk\"}}'", 2)
+    if not isinstance(value, dict):
+        _fail("--args must be a JSON object, e.g. --args '{\"query\": \"milk\"}'", 2)
+    return value
+
+
+def _dump(items: Any) -> str:
+    if isinstance(items, list):
+        return json.dumps([i.model_dump(by_alias=True, exclude_none=True, mode="json") for i in items], indent=2)
+    return json.dumps(items.model_dump(by_alias=True, exclude_none=True, mode="json"), indent=2)
+
+
+@click.group()
+@click.version_option(package_name="hermes-hub")
+def main() -> None:
+    """hermes-hub: one MCP server in front of all your MCP servers."""
+
+
+@main.command()
+@click.option("--config", default="hub.json", show_default=True)
+@click.option("--stdio", is_flag=True, help="serve over stdin/stdout (for hosts that spawn the hub)")
+@click.option("--host", help="HTTP address (default hub.host, 127.0.0.1)")
+@click.option("--port", type=int, help="HTTP port (default hub.port, 8600)")
+@click.option("-q", "--quiet", is_flag=True, help="log warnings only")
+def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: bool) -> None:
+    """Serve the hub over streamable HTTP (default) or stdio."""
+    from hermes_hub.hub import Hub
+
+    _setup_logging(not quiet)
+    try:
+        cfg = load_config(config)
+    except ConfigError as e:
+        _fail(str(e), 2)
+    for w in cfg.warnings:
+        log.warning("%s", w)
+    hub = Hub(cfg)
+    if stdio:
+        from hermes_hub.upstream.stdio import serve_stdio
+
+        anyio.run(serve_stdio, hub)
+        return
+    import uvicorn
+
+    from hermes_hub.upstream.app import build_app
+
+    host = host or cfg.hub.host
+    port = cfg.hub.port if port is None else port
+    if not _is_loopback(host):
+        _fail(f"refusing to listen on {host}: the hub has no authentication configured, so it serves loopback "
+              f"only. Use --host 127.0.0.1 (or put an authenticating proxy in front).", 2)
+    log.info("serving %d servers at http://%s:%d/mcp", len(cfg.enabled()), host, port)
+    uvicorn.run(build_app(hub, host=host), host=host, port=port, log_level="warning" if quiet else "info")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@main.command()
+@click.argument("config", required=False)
+@click.option("--config", "config_opt", default="hub.json", show_default=True)
+def check(config: str | None, config_opt: str) -> None:
+    """Validate a hub.json; every problem names its key path."""
+    path = config or config_opt
+    try:
+        cfg = load_config(path)
+    except ConfigError as e:
+        _fail(str(e), 2)
+    for w in cfg.warnings:
+        click.echo(f"warning: {w}", err=True)
+    rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
+            for n, s in cfg.mcp_servers.items()]
+    click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
+    click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
+
+
+@main.command()
+@target_options
+@_run
+async def servers(config: str, url: str | None, command: str | None, direct: str | None, as_json: bool,
+                  verbose: bool) -> None:
+    """Show each server's state, counts, protocol and last error."""
+    _setup_logging(verbose)
+    async with connect(_target(config, url, command, direct)) as (client, hub):
+        if hub is not None:
+            status = hub.status()
+        else:
+            status_tool = next((t for t in (await client.list_tools()).tools
+                                if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)
+            if status_tool is None:
+                _fail(f"{url or command or direct} is not a hermes hub (no hub_status tool); use `tools` instead")
+            result = await client.call_tool(status_tool.name, {})
+            status = result.structured_content or json.loads(tables.result_text(result))
+    click.echo(json.dumps(status, indent=2) if as_json else tables.servers_table(status))
+
+
+@main.command()
+@click.option("--server", help="only the tools of this server")
+@target_options
+@_run
+async def tools(server: str | None, config: str, url: str | None, command: str | None, direct: str | None,
+                as_json: bool, verbose: bool) -> None:
+    """List tools with their server and description."""
+    _setup_logging(verbose)
+    async with connect(_target(config, url, command, direct)) as (client, _):
+        items = (await client.list_tools()).tools
+    if server:
+        items = [t for t in items if tables.origin(t) == server]
+    if as_json:
+        click.echo(_dump(items))
+    else:
+        click.echo(tables.table(["tool", "server", "description"], [[t.name, tables.origin(t), t.description]
+                                                                    for t in items]))
+
+
+@main.command()
+@target_options
+@_run
+async def resources(config: str, url: str | None, command: str | None, direct: str | None, as_json: bool,
+                    verbose: bool) -> None:
+    """List resources and resource templates."""
+    _setup_logging(verbose)
+    async with connect(_target(config, url, command, direct)) as (client, _):
+        caps = client.server_capabilities
+        res = (await client.list_resources()).resources if caps and caps.resources else []
+        tpl = (await client.list_resource_templates()).resource_templates if caps and caps.resources else []
+    if as_json:
+        click.echo(json.dumps({"resources": json.loads(_dump(res)), "templates": json.loads(_dump(tpl))}, indent=2))
+        return
+    rows = [[r.uri, tables.origin(r), r.name] for r in res] + [[t.uri_template, tables.origin(t), f"{t.name} (template)"]
+                                                              for t in tpl]
+    click.echo(tables.table(["uri", "server", "name"], rows, 90))
+
+
+@main.command()
+@target_options
+@_run
+async def prompts(config: str, url: str | None, command: str | None, direct: str | None, as_json: bool,
+                  verbose: bool) -> None:
+    """List prompts and their arguments."""
+    _setup_logging(verbose)
+    async with connect(_target(config, url, command, direct)) as (client, _):
+        caps = client.server_capabilities
+        items = (await client.list_prompts()).prompts if caps and caps.prompts else []
+    if as_json:
+        click.echo(_dump(items))
+        return
+    rows = [[p.name, tables.origin(p), ", ".join(a.name + ("" if a.required else "?") for a in p.arguments or []),
+             p.description] for p in items]
+    click.echo(tables.table(["prompt", "server", "arguments", "description"], rows))
+
+
+@main.command()
+@click.argument("tool")
+@click.option("--args", "raw_args", help="arguments as a JSON object")
+@target_options
+@_run
+async def call(tool: str, raw_args: str | None, config: str, url: str | None, command: str | None,
+               direct: str | None, as_json: bool, verbose: bool) -> None:
+    """Call TOOL with --args JSON and print its result (exit 1 if the tool reports an error)."""
+    _setup_logging(verbose)
+    arguments = _json_args(raw_args)
+    async with connect(_target(config, url, command, direct)) as (client, _):
+        result: types.CallToolResult = await client.call_tool(tool, arguments)
+    click.echo(_dump(result) if as_json else tables.result_text(result))
+    if result.is_error:
+        _fail(f"tool '{tool}' returned an error (shown above)")
+
+
+@main.command()
+@click.argument("uri")
+@target_options
+@_run
+async def read(uri: str, config: str, url: str | None, command: str | None, direct: str | None, as_json: bool,
+               verbose: bool) -> None:
+    """Read the resource at URI."""
+    _setup_logging(verbose)
+    async with connect(_target(config, url, command, direct)) as (client, _):
+        result = await client.read_resource(uri)
+    click.echo(_dump(result) if as_json else tables.result_text(result))
+
+
+@main.command()
+@click.argument("name")
+@click.option("--args", "raw_args", help="prompt arguments as a JSON object of strings")
+@target_options
+@_run
+async def prompt(name: str, raw_args: str | None, config: str, url: str | None, command: str | None,
+                 direct: str | None, as_json: bool, verbose: bool) -> None:
+    """Get prompt NAME filled with --args JSON."""
+    _setup_logging(verbose)
+    arguments = {k: str(v) for k, v in _json_args(raw_args).items()}
+    async with connect(_target(config, url, command, direct)) as (client, _):
+        result = await client.get_prompt(name, arguments)
+    click.echo(_dump(result) if as_json else tables.result_text(result))

@@ -1,0 +1,229 @@
+"""hub.json: the ``mcpServers`` map Claude Desktop users already have, plus hermes keys.
+
+    config = load_config("hub.json")        # raises ConfigError naming every bad key path
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hermes_hub.errors import ConfigError
+
+# Keys other MCP hosts write into server entries; pasted configs keep working, we ignore them.
+FOREIGN_SERVER_KEYS = {"autoApprove", "alwaysAllow", "envFile", "transportType", "description", "icon"}
+# Top-level keys of claude_desktop_config.json and friends that are not ours.
+FOREIGN_TOP_KEYS = {"globalShortcut", "preferences", "inputs", "servers"}
+PREFIX_RE = re.compile(r"^[A-Za-z0-9_-]*$")
+_ENV_RE = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ToolFilter(_Strict):
+    """Glob patterns over a server's own tool names. ``allow`` unset means every tool."""
+
+    allow: list[str] | None = None
+    deny: list[str] = Field(default_factory=list)
+
+
+class ServerConfig(_Strict):
+    """One entry of ``mcpServers``: a stdio child (``command``) or a remote (``url``)."""
+
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp", "sse"] | None = None
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    # hermes keys
+    prefix: str | None = None
+    tools: ToolFilter = Field(default_factory=ToolFilter)
+    resources: bool = True
+    prompts: bool = True
+    timeout: float = Field(60.0, gt=0)
+    startup_timeout: float = Field(30.0, gt=0)
+    mode: Literal["auto", "legacy", "2026-07-28"] = "auto"
+    disabled: bool = False
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_chars(cls, v: str | None) -> str | None:
+        if v is not None and not PREFIX_RE.match(v):
+            raise ValueError(f"prefix {v!r} may only contain letters, digits, '_' and '-'")
+        return v
+
+    @model_validator(mode="after")
+    def _transport(self) -> ServerConfig:
+        if self.command and self.url:
+            raise ValueError("give either 'command' (stdio) or 'url' (HTTP), not both")
+        if not self.command and not self.url:
+            raise ValueError("needs 'command' (a stdio server) or 'url' (a streamable HTTP server)")
+        if self.type == "stdio" and not self.command:
+            raise ValueError("type 'stdio' needs 'command'")
+        if self.type not in (None, "stdio") and not self.url:
+            raise ValueError(f"type {self.type!r} needs 'url'")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http", "sse"]:
+        if self.command:
+            return "stdio"
+        return "sse" if self.type == "sse" else "http"
+
+
+class HubSection(_Strict):
+    """The top-level ``hub`` section: the hub's own identity and catalog-wide settings."""
+
+    name: str = "hermes-hub"
+    separator: str = Field("_", pattern=r"^[A-Za-z0-9_.-]{1,4}$")
+    prefix: str = Field("hermes", pattern=PREFIX_RE.pattern)
+    max_result_bytes: int = Field(1_000_000, ge=1024)
+    host: str = "127.0.0.1"
+    port: int = Field(8600, ge=0, le=65535)
+
+
+class HubConfig(_Strict):
+    """The whole hub.json. ``base_dir`` resolves relative ``cwd`` paths; ``warnings`` are non-fatal."""
+
+    mcp_servers: dict[str, ServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    hub: HubSection = Field(default_factory=HubSection)
+    base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
+    warnings: list[str] = Field(default_factory=list, exclude=True)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_keys(cls, v: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        for key in v:
+            if not key or "/" in key:
+                raise ValueError(f"server key {key!r} must be non-empty and contain no '/'")
+        return v
+
+    def prefix_of(self, server: str) -> str:
+        """The public prefix of a server: its ``prefix`` key, else the server's key."""
+        p = self.mcp_servers[server].prefix
+        return server if p is None else p
+
+    def enabled(self) -> dict[str, ServerConfig]:
+        return {k: s for k, s in self.mcp_servers.items() if not s.disabled}
+
+
+def load_config(path: str | os.PathLike[str], env: dict[str, str] | None = None) -> HubConfig:
+    """Read, expand ``${VAR}`` and validate a hub.json; raise ConfigError naming each bad key."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([("", f"file not found: {p}. Create one (see README) or pass --config PATH")], str(p))
+    except OSError as e:
+        raise ConfigError([("", f"cannot read {p}: {e.strerror}")], str(p))
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError([("", f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}")], str(p))
+    return parse_config(raw, base_dir=p.resolve().parent, env=env, source=str(p))
+
+
+def parse_config(
+    raw: Any, *, base_dir: Path | None = None, env: dict[str, str] | None = None, source: str = "hub.json"
+) -> HubConfig:
+    """Validate an already-parsed config document (see ``load_config``)."""
+    if not isinstance(raw, dict):
+        raise ConfigError([("", "the top level must be a JSON object with an 'mcpServers' key")], source)
+    problems: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    raw = _expand(raw, os.environ if env is None else env, "", problems)
+    raw = _drop_foreign_keys(raw, warnings, problems)
+    try:
+        cfg = HubConfig.model_validate(raw)
+    except ValidationError as e:
+        problems += [(_key_path(err["loc"]), _message(err)) for err in e.errors()]
+    if problems:
+        raise ConfigError(problems, source)
+    cfg.base_dir = base_dir or Path.cwd()
+    cfg.warnings = warnings
+    return cfg
+
+
+def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) -> Any:
+    """Expand ``${VAR}`` and ``${VAR:-default}`` in every string; ``$${VAR}`` stays literal."""
+    if isinstance(value, dict):
+        return {k: _expand(v, env, _join(path, k), problems) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, env, f"{path}[{i}]", problems) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def sub(m: re.Match[str]) -> str:
+        escaped, name, default = m.groups()
+        if escaped:
+            return m.group(0)[1:]
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        problems.append((path, f"environment variable {name} is not set; export it or write ${{{name}:-default}}"))
+        return ""
+
+    return _ENV_RE.sub(sub, value)
+
+
+def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[tuple[str, str]]) -> dict[str, Any]:
+    known_top = {"mcpServers", "hub"}
+    out = {}
+    for key, value in raw.items():
+        if key in known_top:
+            out[key] = value
+        elif close := difflib.get_close_matches(key, sorted(known_top), n=1, cutoff=0.75):
+            problems.append((key, f"unknown key; did you mean '{close[0]}'?"))
+        else:
+            if key not in FOREIGN_TOP_KEYS:
+                warnings.append(f"{key}: not a hermes-hub key; ignored")
+    servers = out.get("mcpServers")
+    if isinstance(servers, dict):
+        out["mcpServers"] = {
+            name: {k: v for k, v in entry.items() if k not in FOREIGN_SERVER_KEYS} if isinstance(entry, dict) else entry
+            for name, entry in servers.items()
+        }
+    return out
+
+
+_SERVER_FIELDS = sorted(ServerConfig.model_fields)
+_HUB_FIELDS = sorted(HubSection.model_fields)
+
+
+def _message(err: Any) -> str:
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        key = str(err["loc"][-1])
+        fields = _HUB_FIELDS if err["loc"][0] == "hub" else _SERVER_FIELDS
+        if err["loc"][-2:-1] == ("tools",):
+            fields = ["allow", "deny"]
+        close = difflib.get_close_matches(key, fields, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
+        return f"unknown key; {hint}"
+    if err["type"] == "missing":
+        return "required key is missing"
+    if "input" in err and err["type"] not in ("value_error", "assertion_error"):
+        return f"{msg} (got {json.dumps(err['input'])[:80]})"
+    return msg
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else _join(out, str(part))[len(out) :]
+    return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key

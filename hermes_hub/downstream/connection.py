@@ -1,0 +1,238 @@
+"""One supervised connection to one downstream MCP server, with an explicit state machine.
+
+    STARTING --handshake + full listing--> READY --peer gone--> FAILED
+        └──────────── error / timeout ──────────────────────────┘
+    any state --hub stops--> STOPPED
+
+A server is READY only once its handshake is done and every page of its tools, resources,
+resource templates and prompts has been listed; until then none of its tools are in the catalog.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp import Client, MCPError
+
+from hermes_hub.config import ServerConfig
+from hermes_hub.downstream.transports import CommandNotFound, Link, open_transport
+from hermes_hub.errors import DownstreamError, ServerNotReady
+
+log = logging.getLogger("hermes_hub.downstream")
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class State(str, Enum):
+    STARTING = "STARTING"
+    READY = "READY"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+
+
+class Connection:
+    """Owns the ``Client`` of one server. ``run()`` is its single owner task."""
+
+    def __init__(
+        self, name: str, cfg: ServerConfig, base_dir: Path, on_change: Callable[[Connection], None] = lambda c: None
+    ) -> None:
+        self.name, self.cfg, self.base_dir = name, cfg, base_dir
+        self._on_change = on_change
+        self.state = State.STOPPED
+        self.since = time.time()
+        self.error: str | None = None
+        self.link = Link()
+        self.client: Client | None = None
+        self.protocol_version: str | None = None
+        self.server_info: types.Implementation | None = None
+        self.capabilities: types.ServerCapabilities | None = None
+        self.tools: list[types.Tool] = []
+        self.resources: list[types.Resource] = []
+        self.templates: list[types.ResourceTemplate] = []
+        self.prompts: list[types.Prompt] = []
+        self._relist = anyio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self.state is State.READY
+
+    def describe_state(self) -> str:
+        return self.state.value
+
+    @property
+    def settled(self) -> bool:
+        """Past start-up: READY, or given up with a reason."""
+        return self.state in (State.READY, State.FAILED)
+
+    async def run(self) -> None:
+        """Connect, list, serve until the peer goes away or the task is cancelled."""
+        self.link = Link()
+        self._set(State.STARTING)
+        # One scope for the whole life of the Client (it must be exited where it was entered);
+        # its deadline bounds start-up only and is lifted once READY.
+        scope = anyio.CancelScope(deadline=anyio.current_time() + self.cfg.startup_timeout)
+        try:
+            with scope:
+                async with Client(
+                    open_transport(self.name, self.cfg, self.base_dir, self.link),
+                    mode=self.cfg.mode,
+                    cache=None,
+                    read_timeout_seconds=self.cfg.timeout,
+                    message_handler=self._on_message,
+                ) as client:
+                    self.protocol_version = client.protocol_version
+                    self.server_info = client.server_info
+                    self.capabilities = client.server_capabilities
+                    await self._list_all(client)
+                    self.client = client
+                    scope.deadline = math.inf
+                    self._set(State.READY)
+                    await self._serve(client)
+                    self.client = None
+            if scope.cancelled_caught:
+                self._fail(f"did not become ready within {self.cfg.startup_timeout:g}s{self._tail()}; "
+                           f"raise mcpServers.{self.name}.startup_timeout if it is just slow")
+            else:
+                self._fail(self._gone())
+        except anyio.get_cancelled_exc_class():
+            self.client = None
+            self._set(State.STOPPED)
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status line, never a crash
+            self.client = None
+            self._fail(self._explain(exc))
+
+    async def _serve(self, client: Client) -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def relist_on_notice() -> None:
+                while True:
+                    await self._relist.wait()
+                    self._relist = anyio.Event()
+                    await self._list_all(client)
+                    self._on_change(self)
+
+            tg.start_soon(relist_on_notice)
+            await self.link.closed.wait()
+            tg.cancel_scope.cancel()
+
+    async def _on_message(self, msg: Any) -> None:
+        if isinstance(
+            msg, types.ToolListChangedNotification | types.ResourceListChangedNotification | types.PromptListChangedNotification
+        ):
+            self._relist.set()
+
+    async def _list_all(self, client: Client) -> None:
+        caps = client.server_capabilities or types.ServerCapabilities()
+        self.tools = await _pages(client.list_tools, "tools") if caps.tools else []
+        want_resources = caps.resources and self.cfg.resources
+        self.resources = await _pages(client.list_resources, "resources") if want_resources else []
+        self.templates = await _pages(client.list_resource_templates, "resource_templates") if want_resources else []
+        self.prompts = await _pages(client.list_prompts, "prompts") if caps.prompts and self.cfg.prompts else []
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.state, self.error, self.since = state, error, time.time()
+        if state is State.READY:
+            log.info("[%s] READY: %d tools, %d resources, %d templates, %d prompts (%s)", self.name,
+                     len(self.tools), len(self.resources), len(self.templates), len(self.prompts), self.protocol_version)
+        self._on_change(self)
+
+    def _fail(self, why: str) -> None:
+        self.tools, self.resources, self.templates, self.prompts = [], [], [], []
+        log.warning("[%s] FAILED: %s", self.name, why)
+        self._set(State.FAILED, why)
+
+    # -- explanations a person can act on --------------------------------------------------
+
+    def _tail(self) -> str:
+        return f"; last stderr line: {self.link.stderr_tail[-1]}" if self.link.stderr_tail else ""
+
+    def _gone(self) -> str:
+        if self.cfg.transport == "stdio":
+            code = self.link.exit_code
+            how = f"exit {code}" if code is None or code >= 0 else f"killed by signal {-code}"
+            return f"process exited ({how}){self._tail()}"
+        return f"connection to {self.cfg.url} closed"
+
+    def _explain(self, exc: BaseException) -> str:
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        where = f"mcpServers.{self.name}"
+        if isinstance(exc, CommandNotFound):
+            return f"{exc}; check {where}.command in hub.json"
+        if isinstance(exc, PermissionError | FileNotFoundError):
+            return f"cannot start {self.cfg.command!r}: {exc.strerror}; check {where}.command in hub.json"
+        if self.link.exit_code is not None:
+            return f"exited during startup ({self._gone()}); check {where}.command and .args in hub.json"
+        if isinstance(exc, MCPError):
+            return f"handshake failed: {exc.message} (code {exc.code}); is {where} an MCP server? try mode \"legacy\""
+        if self.cfg.transport != "stdio":
+            return f"cannot reach {self.cfg.url}: {type(exc).__name__}: {exc}; check {where}.url and that it is up"
+        return f"{type(exc).__name__}: {exc}{self._tail()}"
+
+    # -- forwarding ------------------------------------------------------------------------
+
+    def ready_client(self) -> Client:
+        if self.state is not State.READY or self.client is None:
+            raise ServerNotReady(self.name, self.state.value, self.error)
+        return self.client
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
+        client = self.ready_client()
+        try:
+            return await client.call_tool(name, arguments, progress_callback=progress)
+        except MCPError as e:
+            raise self._downstream_error(e) from e
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        try:
+            return await self.ready_client().read_resource(uri)
+        except MCPError as e:
+            raise self._downstream_error(e) from e
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        try:
+            return await self.ready_client().get_prompt(name, arguments)
+        except MCPError as e:
+            raise self._downstream_error(e) from e
+
+    async def complete(
+        self, ref: types.PromptReference | types.ResourceTemplateReference, argument: dict[str, str],
+        context: dict[str, str] | None,
+    ) -> types.CompleteResult:
+        try:
+            return await self.ready_client().complete(ref, argument, context_arguments=context)
+        except MCPError as e:
+            raise self._downstream_error(e) from e
+
+    def _downstream_error(self, e: MCPError) -> DownstreamError:
+        if e.code == types.REQUEST_TIMEOUT:
+            return DownstreamError(self.name, f"timed out after {self.cfg.timeout:g}s "
+                                   f"(mcpServers.{self.name}.timeout)", e.code)
+        if e.code == types.CONNECTION_CLOSED or self.link.closed.is_set():
+            return DownstreamError(self.name, f"connection lost during the request: {self._gone()}", e.code)
+        return DownstreamError(self.name, e.message, e.code)
+
+
+async def _pages(fetch: Callable[..., Awaitable[Any]], attr: str) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(1000):  # a server that loops its cursors must not hang start-up
+        page = await fetch(cursor=cursor)
+        items += getattr(page, attr)
+        cursor = page.next_cursor
+        if not cursor:
+            return items
+    raise DownstreamError("?", f"{attr} listing did not end after 1000 pages")

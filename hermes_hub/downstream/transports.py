@@ -1,0 +1,196 @@
+"""Byte pipes to downstream servers: a supervised stdio child, or streamable HTTP / SSE.
+
+We run stdio children ourselves rather than through ``mcp.stdio_client`` because the hub must see
+what the SDK hides: the pid, the exit code, every stderr line (logged with the server's name and
+kept as a tail for status) and the moment the child dies even when no request is in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp.types as types
+from anyio.abc import ByteReceiveStream, Process
+from mcp.client.sse import sse_client
+from mcp.client.stdio import get_default_environment
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+
+from hermes_hub.config import ServerConfig
+
+log = logging.getLogger("hermes_hub.downstream")
+
+GRACE_SECONDS = 2.0  # stdin closed -> SIGTERM -> SIGKILL, as the MCP lifecycle spec suggests
+
+
+@dataclass
+class Link:
+    """What the hub knows about one live transport. ``closed`` is set when the peer goes away."""
+
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    pid: int | None = None
+    exit_code: int | None = None
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+
+
+class CommandNotFound(OSError):
+    pass
+
+
+def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link):
+    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport."""
+    if cfg.transport == "stdio":
+        return _stdio(name, cfg, base_dir, link)
+    return _remote(cfg, link)
+
+
+@asynccontextmanager
+async def _remote(cfg: ServerConfig, link: Link) -> AsyncIterator[tuple]:
+    assert cfg.url
+    http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)))
+    async with http:
+        transport = sse_client(cfg.url, headers=cfg.headers) if cfg.transport == "sse" else (
+            streamable_http_client(cfg.url, http_client=http)
+        )
+        try:
+            async with transport as streams:
+                yield streams[0], streams[1]
+        finally:
+            link.closed.set()
+
+
+def resolve_command(command: str, env: dict[str, str], cwd: Path | None) -> str:
+    """``command`` as an executable path, or CommandNotFound naming what was searched."""
+    if os.sep in command:
+        path = (cwd / command) if cwd and not os.path.isabs(command) else Path(command)
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        raise CommandNotFound(f"command '{command}' does not exist or is not executable")
+    found = shutil.which(command, path=env.get("PATH"))
+    if not found:
+        raise CommandNotFound(f"command '{command}' was not found on PATH")
+    return found
+
+
+@asynccontextmanager
+async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> AsyncIterator[tuple]:
+    assert cfg.command
+    env = get_default_environment() | cfg.env
+    cwd = (base_dir / cfg.cwd) if cfg.cwd else None
+    if cwd and not cwd.is_dir():
+        raise CommandNotFound(f"cwd '{cwd}' is not a directory")
+    command = resolve_command(cfg.command, env, cwd)
+    process = await anyio.open_process(
+        [command, *cfg.args],
+        env=env,
+        cwd=cwd,
+        start_new_session=True,  # its own process group, so we can stop the whole tree
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    link.pid = process.pid
+    to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    write, from_session = anyio.create_memory_object_stream[SessionMessage](16)
+    stderr_done = anyio.Event()
+
+    async def pump_stdout() -> None:
+        async with to_session:
+            async for line in _lines(process.stdout):
+                try:
+                    msg: SessionMessage | Exception = SessionMessage(
+                        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    )
+                except ValueError as exc:
+                    log.warning("[%s] not JSON-RPC on stdout (log to stderr instead): %.200s", name, line)
+                    msg = exc
+                try:
+                    await to_session.send(msg)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+
+    async def pump_stderr() -> None:
+        try:
+            async for line in _lines(process.stderr):
+                text = line.decode("utf-8", "replace").rstrip()
+                link.stderr_tail.append(text)
+                log.info("[%s] %s", name, text)
+        finally:
+            stderr_done.set()
+
+    async def pump_stdin() -> None:
+        assert process.stdin
+        try:
+            async with from_session:
+                async for m in from_session:
+                    data = m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await process.stdin.send(data.encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+
+    async def watch_exit() -> None:
+        link.exit_code = await process.wait()
+        with anyio.move_on_after(1):  # let the last stderr lines land in the tail first
+            await stderr_done.wait()
+        link.closed.set()
+        await to_session.aclose()  # in-flight requests fail now, not at their timeout
+
+    async with anyio.create_task_group() as tg:
+        for pump in (pump_stdout, pump_stderr, pump_stdin, watch_exit):
+            tg.start_soon(pump)
+        try:
+            yield read, write
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop(process)
+            tg.cancel_scope.cancel()
+
+
+async def _lines(stream: ByteReceiveStream | None) -> AsyncIterator[bytes]:
+    assert stream is not None
+    buf = b""
+    try:
+        while True:
+            chunk = await stream.receive(1 << 16)
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                if line.strip():
+                    yield line
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        if buf.strip():
+            yield buf
+
+
+async def _stop(process: Process) -> None:
+    """Close stdin, then SIGTERM, then SIGKILL the child's process group; every wait bounded."""
+    if process.returncode is None and process.stdin is not None:
+        try:
+            await process.stdin.aclose()
+        except (OSError, anyio.BrokenResourceError):
+            pass
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            try:
+                os.killpg(process.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        with anyio.move_on_after(GRACE_SECONDS):
+            await process.wait()
+            break
+    if process.returncode is not None:
+        try:  # the leader is gone; make sure nothing it forked lingers
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,55 @@
+"""Errors raised by hermes-hub. Every message says what went wrong *and* how to fix it.
+
+    HubError
+     ├── ConfigError          hub.json is missing, malformed or invalid (carries key paths)
+     ├── ServerNotReady       a call reached a server that is not READY
+     ├── UnknownName          no tool, prompt or resource with that public name
+     └── DownstreamError      a downstream server failed while serving a request
+
+Failures the *model* should read (bad arguments, a tool that failed) are not raised: they are
+returned as tool results with ``isError`` set. These exceptions are for the operator and the host.
+"""
+
+from __future__ import annotations
+
+
+class HubError(Exception):
+    """Base class of every error hermes-hub raises on purpose."""
+
+
+class ConfigError(HubError):
+    """The configuration cannot be used. ``problems`` lists ``(key_path, message)`` pairs."""
+
+    def __init__(self, problems: list[tuple[str, str]], source: str = "hub.json") -> None:
+        self.problems = problems
+        self.source = source
+        lines = [f"{path}: {msg}" if path else msg for path, msg in problems]
+        super().__init__(f"{source} is invalid:\n  " + "\n  ".join(lines))
+
+
+class ServerNotReady(HubError):
+    """A request was routed to a server whose connection is not READY."""
+
+    def __init__(self, server: str, state: str, detail: str | None = None) -> None:
+        self.server, self.state = server, state
+        why = f": {detail}" if detail else ""
+        super().__init__(
+            f"server '{server}' is not ready (state {state}){why}. "
+            f"Run `hermes-hub servers` to see why, or retry once it is READY."
+        )
+
+
+class UnknownName(HubError):
+    """No catalog entry has this public name."""
+
+    def __init__(self, kind: str, name: str, hint: str = "") -> None:
+        self.kind, self.name = kind, name
+        super().__init__(f"unknown {kind} '{name}'" + (f"; {hint}" if hint else ""))
+
+
+class DownstreamError(HubError):
+    """A downstream server failed while handling a forwarded request."""
+
+    def __init__(self, server: str, message: str, code: int | None = None) -> None:
+        self.server, self.code = server, code
+        super().__init__(f"server '{server}': {message}")

@@ -1,0 +1,95 @@
+"""The composition root: config -> pool of downstream connections -> catalog -> upstream server.
+
+    async with Hub(load_config("hub.json")) as hub:
+        await hub.wait_settled(30)
+        async with Client(hub.server) as host: ...
+"""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from importlib.metadata import PackageNotFoundError, version
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+from hermes_hub.aggregation.catalog import Catalog, Mount
+from hermes_hub.aggregation.filters import NameFilter
+from hermes_hub.aggregation.namespace import Namespace
+from hermes_hub.builtins import Builtins
+from hermes_hub.builtins.hub_tools import status_items
+from hermes_hub.config import HubConfig
+from hermes_hub.downstream import Connection, Pool
+from hermes_hub.status import hub_status
+from hermes_hub.upstream.server import Announcer, HubServer, build_server
+
+try:
+    VERSION = version("hermes-hub")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    VERSION = "0.0.0"
+
+
+class Hub:
+    def __init__(self, config: HubConfig) -> None:
+        self.config = config
+        sep = config.hub.separator
+        self.builtins = Builtins()
+        self.builtins.add(*status_items(self.status))
+        self.pool = Pool(config, on_change=self._on_change)
+        mounts = [Mount(self.builtins, Namespace(config.hub.prefix, sep), config_path="hub")]
+        for name, conn in self.pool.connections.items():
+            cfg = conn.cfg
+            mounts.append(Mount(conn, Namespace(config.prefix_of(name), sep),
+                                NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}"))
+        self.catalog = Catalog(mounts, config.hub.max_result_bytes)
+        self.catalog.rebuild()
+        self.announcer = Announcer()
+        self.server: HubServer = build_server(
+            self.catalog, self.announcer, name=config.hub.name, version=VERSION,
+            instructions="hermes-hub: tools of several MCP servers, each prefixed with its server's name.",
+        )
+        self._pending: set[str] = set()
+        self._wake = anyio.Event()
+        self._stack = AsyncExitStack()
+
+    def _on_change(self, conn: Connection) -> None:
+        # Rebuild at once, so a server that just became READY is callable in the same tick;
+        # only the announcement to hosts is deferred (and thereby coalesced).
+        changed = self.catalog.rebuild()
+        if changed:
+            self._pending |= changed
+            self._wake.set()
+
+    async def _announce_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            kinds, self._pending = self._pending, set()
+            await self.announcer.changed(kinds)
+
+    async def __aenter__(self) -> Hub:
+        try:
+            tg = await self._stack.enter_async_context(anyio.create_task_group())
+            self._stack.callback(tg.cancel_scope.cancel)
+            tg.start_soon(self._announce_loop)
+            await self._stack.enter_async_context(self.pool)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._stack.aclose()
+
+    async def wait_settled(self, timeout: float) -> bool:
+        """Wait until every server is READY or FAILED; False if ``timeout`` passed first."""
+        with anyio.move_on_after(timeout):
+            await self.pool.wait_settled()
+            return True
+        return False
+
+    def status(self) -> dict[str, Any]:
+        return hub_status(self.config, self.pool, self.catalog)

@@ -1,0 +1,76 @@
+"""Plain-text rendering for the command line: aligned tables and tool results."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import mcp.types as types
+
+ORIGIN = "hermes-hub/origin"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], max_width: int = 70) -> str:
+    cells = [[_cell(v, max_width) for v in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def _cell(value: Any, max_width: int) -> str:
+    text = "-" if value is None or value == "" else str(value)
+    text = text.splitlines()[0] if text.strip() else text
+    return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+
+def origin(item: Any) -> str | None:
+    meta = getattr(item, "meta", None) or {}
+    return (meta.get(ORIGIN) or {}).get("server")
+
+
+def servers_table(status: dict[str, Any]) -> str:
+    rows = []
+    for s in status["servers"]:
+        counts = f"{s.get('tools_exposed', 0)}/{s.get('tools', 0)}" if "tools" in s else "-"
+        rows.append([s["name"], s["state"], s.get("transport"), counts, s.get("resources"), s.get("prompts"),
+                     s.get("protocol_version"), s.get("error")])
+    out = table(["server", "state", "transport", "tools", "resources", "prompts", "protocol", "error"], rows, 90)
+    for c in status.get("collisions", []):
+        out += f"\nwarning: {c['kind']} '{c['name']}' is offered by '{c['winner']}' and '{c['loser']}'; " \
+               f"'{c['winner']}' wins. Fix: {c['fix']}"
+    for w in status.get("name_warnings", []) + status.get("config_warnings", []):
+        out += f"\nwarning: {w}"
+    out += f"\n{status['totals']['tools']} tools (~{status['tool_list_tokens']:,} tokens of tool list)"
+    return out
+
+
+def result_text(result: types.CallToolResult | types.GetPromptResult | types.ReadResourceResult) -> str:
+    """What a person wants to read of a result: its text, with binary parts summarised."""
+    parts: list[str] = []
+    if isinstance(result, types.ReadResourceResult):
+        for c in result.contents:
+            parts.append(c.text if isinstance(c, types.TextResourceContents) else f"[{c.mime_type} blob, {len(c.blob)} base64 chars]")
+        return "\n".join(parts)
+    if isinstance(result, types.GetPromptResult):
+        for m in result.messages:
+            parts.append(f"[{m.role}] {_block(m.content)}")
+        return "\n".join(parts)
+    parts = [_block(b) for b in result.content]
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, indent=2))
+    return "\n".join(parts)
+
+
+def _block(block: Any) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return f"[{block.type} {block.mime_type}, {len(block.data)} base64 chars]"
+    if isinstance(block, types.EmbeddedResource):
+        res = block.resource
+        return getattr(res, "text", None) or f"[resource {res.uri}]"
+    if isinstance(block, types.ResourceLink):
+        return f"[link {block.uri}]"
+    return str(block)

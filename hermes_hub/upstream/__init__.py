@@ -1,0 +1,1 @@
+"""Upstream: the MCP server hosts connect to, over stdio or streamable HTTP."""

@@ -1,0 +1,39 @@
+"""Streamable HTTP: the hub's server at /mcp, next to /healthz (alive) and /readyz (servers settled)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+if TYPE_CHECKING:
+    from hermes_hub.hub import Hub
+
+
+def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
+    """A Starlette app whose lifespan owns ``hub``: entering the app starts every downstream."""
+    mcp_app = hub.server.streamable_http_app(streamable_http_path="/mcp", host=host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with hub, hub.server.session_manager.run():  # a mounted app's own lifespan never runs
+            yield
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    async def readyz(request: Request) -> JSONResponse:
+        servers = [
+            {"name": c.name, "state": c.state.value, "error": c.error} for c in hub.pool.connections.values()
+        ]
+        ready = hub.pool.settled
+        return JSONResponse({"ready": ready, "servers": servers}, status_code=200 if ready else 503)
+
+    return Starlette(
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), Mount("/", app=mcp_app)], lifespan=lifespan
+    )
