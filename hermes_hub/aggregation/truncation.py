@@ -59,7 +59,7 @@ def fit_result(result: types.CallToolResult, limit: int) -> types.CallToolResult
         parts.append("the structured content")
     marker = (
         f"[hermes-hub: result truncated: the original was {size:,} bytes, over the hub's limit of {limit:,} "
-        f"(hub.max_result_bytes); removed {', '.join(parts) or 'nothing'}. Ask for less, e.g. a narrower query.]"
+        f"(hub.max_result_bytes); removed {' and '.join(parts) or 'nothing'}. Ask for less, e.g. a narrower query.]"
     )
     kept.append(types.TextContent(type="text", text=marker))
     # Without its structured content a result no longer matches the tool's output schema: say so.

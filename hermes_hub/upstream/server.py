@@ -110,7 +110,7 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
             raise _protocol_error(e) from e
 
     async def complete(ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
-        argument = {params.argument.name: params.argument.value}
+        argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context else None
         try:
             return await catalog.complete(params.ref, argument, context)

@@ -1,0 +1,37 @@
+# hermes-hub: `make serve` runs the hub with ./hub.json, `make test` runs every test.
+# Both create what they need (the .venv, the npm tools for interop tests) on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(abspath $(VENV))/bin
+export PATH := $(BIN):$(PATH)
+
+.PHONY: serve serve-stdio test bench check clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+interop/.installed: interop/package.json interop/package-lock.json interop/requirements-time.txt interop/install.sh
+	bash interop/install.sh
+	touch $@
+
+serve: $(VENV)/.installed
+	$(BIN)/hermes-hub serve --config hub.json
+
+serve-stdio: $(VENV)/.installed
+	$(BIN)/hermes-hub serve --stdio --config hub.json
+
+check: $(VENV)/.installed
+	$(BIN)/hermes-hub check hub.json
+
+test: $(VENV)/.installed interop/.installed
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) interop/node_modules interop/.venv-time interop/.installed .data

@@ -1,0 +1,81 @@
+"""Shared helpers for tests: configs with real server processes, free ports, served hubs."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def demo(module: str, data: Path, **extra: Any) -> dict[str, Any]:
+    """A hub.json entry running ``servers.<module>`` as a stdio child."""
+    return {"command": sys.executable, "args": ["-m", f"servers.{module}"], "cwd": str(PROJECT),
+            "env": {"HERMES_DEMO_DATA": str(data)}, **extra}
+
+
+def toy(*args: str, **extra: Any) -> dict[str, Any]:
+    """A hub.json entry running the toy fixture server with ``args``."""
+    return {"command": sys.executable, "args": ["-m", "tests.fixtures.toy_server", *args], "cwd": str(PROJECT),
+            **extra}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def process(argv: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``argv`` with output to ``log``; always stopped (terminate, then kill) on exit."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, cwd=PROJECT, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, status: int = 200) -> httpx2.Response:
+    """Poll ``url`` until it answers ``status``; the caller bounds this with ``fail_after``."""
+    async with httpx2.AsyncClient(timeout=2) as http:
+        while True:
+            assert proc.poll() is None, f"process exited with {proc.returncode}:\n{log.read_text()}"
+            try:
+                r = await http.get(url)
+                if r.status_code == status:
+                    return r
+            except httpx2.TransportError:
+                pass
+            await anyio.sleep(0.05)  # poll interval only; bounded by the caller
+
+
+@asynccontextmanager
+async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[str]:
+    """``hermes-hub serve`` as a real process on a free port; yields the /mcp URL once /readyz is 200."""
+    import json
+
+    cfg = tmp_path / "hub.json"
+    cfg.write_text(json.dumps(config))
+    port = free_port()
+    log = tmp_path / "hub.log"
+    with process([sys.executable, "-m", "hermes_hub", "serve", "--config", str(cfg), "--port", str(port)], log) as p:
+        with anyio.fail_after(30):
+            await wait_http(f"http://127.0.0.1:{port}/readyz", p, log)
+        yield f"http://127.0.0.1:{port}/mcp"

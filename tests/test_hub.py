@@ -1,0 +1,241 @@
+"""The hub in-process over real stdio children, seen by SDK clients of both protocol eras."""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client, MCPError
+
+from hermes_hub import Hub
+from hermes_hub.config import parse_config
+from tests.support import demo, toy
+
+pytestmark = pytest.mark.anyio
+ERAS = ["auto", "legacy"]
+
+
+@asynccontextmanager
+async def hub_of(servers: dict[str, Any], settle: bool = True, **hub: Any):
+    async with Hub(parse_config({"mcpServers": servers, "hub": hub})) as h:
+        if settle:
+            with anyio.fail_after(30):
+                assert await h.wait_settled(30)
+        yield h
+
+
+@pytest.fixture
+async def demo_hub(tmp_path):
+    servers = {name: demo(name, tmp_path) for name in ("calendar", "reminders", "notes")}
+    async with hub_of(servers) as h:
+        yield h
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_tools_of_every_server_are_listed_with_their_prefix(demo_hub, mode):
+    async with Client(demo_hub.server, mode=mode) as host:
+        tools = {t.name: t for t in (await host.list_tools()).tools}
+    assert set(tools) == {
+        "hermes_hub_status", "calendar_query", "calendar_create_event", "reminders_send_reminder",
+        "reminders_list_reminders", "notes_create_note", "notes_search_notes",
+    }
+    assert tools["calendar_query"].meta["hermes-hub/origin"] == {"server": "calendar", "name": "query"}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_calls_reach_the_right_server_with_its_own_tool_name(demo_hub, mode):
+    async with Client(demo_hub.server, mode=mode) as host:
+        made = await host.call_tool("calendar_create_event", {"title": "Dentist", "date": "2026-12-03"})
+        found = await host.call_tool("calendar_query", {"start_date": "2026-12-01", "end_date": "2026-12-31"})
+    assert not made.is_error
+    assert [e["title"] for e in found.structured_content["events"]] == ["Dentist"]
+
+
+async def test_arguments_that_break_the_schema_come_back_as_a_tool_error_naming_the_field(demo_hub):
+    async with Client(demo_hub.server) as host:
+        result = await host.call_tool("calendar_query", {"start_date": 20261201})
+    text = result.content[0].text
+    assert result.is_error
+    assert "Invalid arguments for tool 'calendar_query'" in text
+    assert "'start_date': 20261201 is not of type 'string'" in text
+    assert "'end_date' is a required property" in text
+
+
+async def test_a_tool_error_from_the_server_passes_through_unchanged(demo_hub):
+    async with Client(demo_hub.server) as host:
+        result = await host.call_tool("reminders_send_reminder", {"content": "x", "time": "2026-12-01T09:00"})
+    assert result.is_error
+    assert "timezone" in result.content[0].text.lower()
+
+
+async def test_an_unknown_tool_is_a_protocol_error_that_says_where_to_look(demo_hub):
+    async with Client(demo_hub.server) as host:
+        with pytest.raises(MCPError) as err:
+            await host.call_tool("calendar_nope", {})
+    assert err.value.code == types.INVALID_PARAMS
+    assert "unknown tool 'calendar_nope'" in err.value.message
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_resources_templates_prompts_and_completions_are_routed(demo_hub, mode):
+    async with Client(demo_hub.server, mode=mode) as host:
+        await host.call_tool("notes_create_note", {"title": "Groceries", "body": "milk, eggs"})
+        await anyio.sleep(0)
+        resources = [r.uri for r in (await host.list_resources()).resources]
+        templates = [t.uri_template for t in (await host.list_resource_templates()).resource_templates]
+        read = await host.read_resource("notes://notes/note/groceries")
+        prompt = await host.get_prompt("notes_summarize_note", {"note_id": "groceries"})
+        done = await host.complete(types.PromptReference(type="ref/prompt", name="notes_summarize_note"),
+                                   {"name": "note_id", "value": "gro"})
+        done_tpl = await host.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="notes://notes/note/{id}"),
+            {"name": "id", "value": "g"})
+    assert "hub://hermes/status" in resources
+    assert templates == ["notes://notes/note/{id}"]
+    assert read.contents[0].uri == "notes://notes/note/groceries"
+    assert "milk, eggs" in read.contents[0].text
+    assert "milk, eggs" in prompt.messages[0].content.text
+    assert done.completion.values == ["groceries"]
+    assert done_tpl.completion.values == ["groceries"]
+
+
+async def test_reading_a_resource_listed_after_start_goes_through_the_template(demo_hub):
+    async with Client(demo_hub.server) as host:
+        await host.call_tool("notes_create_note", {"title": "Later", "body": "written after listing"})
+        read = await host.read_resource("notes://notes/note/later")
+    assert "written after listing" in read.contents[0].text
+
+
+async def test_allow_and_deny_lists_filter_a_servers_tools(tmp_path):
+    servers = {
+        "notes": demo("notes", tmp_path, tools={"allow": ["*_note*"], "deny": ["search_*"]}),
+        "calendar": demo("calendar", tmp_path, tools={"deny": ["create_*"]}),
+    }
+    async with hub_of(servers) as h, Client(h.server) as host:
+        names = {t.name for t in (await host.list_tools()).tools}
+        with pytest.raises(MCPError):
+            await host.call_tool("notes_search_notes", {"query": "x"})
+    assert names == {"hermes_hub_status", "notes_create_note", "calendar_query"}
+
+
+async def test_an_empty_prefix_serves_the_servers_own_names(tmp_path):
+    async with hub_of({"cal": demo("calendar", tmp_path, prefix="")}) as h, Client(h.server) as host:
+        names = {t.name for t in (await host.list_tools()).tools}
+        result = await host.call_tool("query", {"start_date": "2026-01-01", "end_date": "2026-01-02"})
+    assert names == {"hermes_hub_status", "query", "create_event"}
+    assert result.structured_content == {"events": []}
+
+
+async def test_a_name_collision_keeps_the_first_server_and_reports_the_loser_with_the_fix(tmp_path):
+    servers = {"first": toy("--name", "first", prefix=""), "second": toy("--name", "second", prefix="")}
+    async with hub_of(servers) as h, Client(h.server) as host:
+        result = await host.call_tool("whoami", {})
+        status = (await host.call_tool("hermes_hub_status", {})).structured_content
+    assert result.content[0].text == "first"
+    clash = next(c for c in status["collisions"] if c["name"] == "whoami")
+    assert clash == {"kind": "tool", "name": "whoami", "winner": "first", "loser": "second",
+                     "fix": "set mcpServers.second.prefix to a unique value"}
+    assert [s["state"] for s in status["servers"]] == ["READY", "READY"]
+
+
+async def test_a_server_whose_command_does_not_exist_fails_with_a_fix_and_others_still_serve(tmp_path):
+    servers = {"ghost": {"command": "no-such-mcp-server-binary"}, "notes": demo("notes", tmp_path)}
+    async with hub_of(servers) as h, Client(h.server) as host:
+        status = (await host.call_tool("hermes_hub_status", {})).structured_content
+        call = await host.call_tool("ghost_anything", {})
+        ok = await host.call_tool("notes_search_notes", {"query": "x"})
+    ghost = next(s for s in status["servers"] if s["name"] == "ghost")
+    assert ghost["state"] == "FAILED"
+    assert ghost["error"] == ("command 'no-such-mcp-server-binary' was not found on PATH; "
+                              "check mcpServers.ghost.command in hub.json")
+    assert call.is_error and "server 'ghost' is not ready (state FAILED)" in call.content[0].text
+    assert not ok.is_error
+
+
+async def test_a_server_that_exits_during_startup_reports_its_exit_code_and_last_stderr_line(tmp_path):
+    async with hub_of({"broken": toy("--exit-after-start", "3")}) as h:
+        conn = h.pool.connections["broken"]
+    assert conn.state.value == "FAILED"
+    assert "exit 3" in conn.error
+    assert "fatal: cannot open database (exit 3)" in conn.error
+
+
+async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_until_ready(tmp_path):
+    servers = {"slow": toy("--start-delay", "3"), "notes": demo("notes", tmp_path)}
+    changes: list[str] = []
+
+    async def on_message(msg: Any) -> None:
+        if isinstance(msg, types.ToolListChangedNotification):
+            changes.append("tools")
+
+    async with hub_of(servers, settle=False) as h:
+        with anyio.fail_after(20):
+            while not h.pool.connections["notes"].ready:
+                await anyio.sleep(0.02)
+        assert h.pool.connections["slow"].state.value == "STARTING"
+        async with Client(h.server, mode="legacy", message_handler=on_message) as host:
+            names = {t.name for t in (await host.list_tools()).tools}
+            started = time.monotonic()
+            early = await host.call_tool("slow_echo", {"text": "hi"})
+            elapsed = time.monotonic() - started
+            with anyio.fail_after(20):
+                assert await h.wait_settled(20)
+                while not changes:
+                    await anyio.sleep(0.02)
+            late = await host.call_tool("slow_echo", {"text": "hi"})
+            names_after = {t.name for t in (await host.list_tools()).tools}
+    assert "notes_create_note" in names and "slow_echo" not in names
+    assert early.is_error and "server 'slow' is not ready (state STARTING)" in early.content[0].text
+    assert elapsed < 0.5
+    assert late.content[0].text == "hi"
+    assert "slow_echo" in names_after
+
+
+async def test_a_result_over_the_size_limit_is_cut_with_a_marker_stating_the_original_size(tmp_path):
+    async with hub_of({"toy": toy()}, max_result_bytes=10_000) as h, Client(h.server) as host:
+        small = await host.call_tool("toy_big", {"size": 100})
+        cut = await host.call_tool("toy_big", {"size": 50_000})
+    assert small.content[0].text == "x" * 100
+    assert len(cut.content[0].text) < 10_000
+    marker = cut.content[-1].text
+    assert "result truncated" in marker and "over the hub's limit of 10,000" in marker
+    original = int(re.search(r"the original was ([\d,]+) bytes", marker).group(1).replace(",", ""))
+    assert original > 50_000
+    # The tool has an output schema, and its structured copy had to go too: flagged so hosts don't reject it.
+    assert "the structured content" in marker and cut.is_error
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_structured_content_and_progress_pass_through(tmp_path, mode):
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async with hub_of({"toy": toy()}) as h, Client(h.server, mode=mode) as host:
+        added = await host.call_tool("toy_add", {"a": 2, "b": 3})
+        counted = await host.call_tool("toy_count", {"to": 3}, progress_callback=progress)
+    assert added.structured_content == {"total": 5}
+    assert counted.content[0].text == "counted to 3"
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_status_estimates_the_tokens_the_tool_list_costs(demo_hub):
+    async with Client(demo_hub.server) as host:
+        status = (await host.call_tool("hermes_hub_status", {})).structured_content
+        listed = (await host.read_resource("hub://hermes/status")).contents[0].text
+    assert 300 < status["tool_list_tokens"] < 5000
+    assert status["totals"]["tools"] == 7
+    assert '"tool_list_tokens"' in listed
+
+
+async def test_a_prefix_that_makes_names_too_long_for_hosts_is_warned_about_with_the_fix(tmp_path):
+    async with hub_of({"notes": demo("notes", tmp_path, prefix="n" * 60)}) as h:
+        warnings = h.status()["name_warnings"]
+    assert any("is 72 characters long" in w and "set mcpServers.notes.prefix to something shorter" in w
+               for w in warnings)
