@@ -66,6 +66,19 @@ async def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, status: 
             await anyio.sleep(0.05)  # poll interval only; bounded by the caller
 
 
+async def wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Poll until something listens on ``port``; the caller bounds this with ``fail_after``."""
+    while True:
+        assert proc.poll() is None, f"process exited with {proc.returncode}:\n{log.read_text()}"
+        try:
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        except OSError:
+            await anyio.sleep(0.05)  # poll interval only; bounded by the caller
+        else:
+            await stream.aclose()
+            return
+
+
 @asynccontextmanager
 async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[str]:
     """``hermes-hub serve`` as a real process on a free port; yields the /mcp URL once /readyz is 200."""
