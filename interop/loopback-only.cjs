@@ -1,4 +1,4 @@
-// Preload (node --require ./loopback-only.cjs ...) that forces every TCP
+// Preload (node --require ./interop/loopback-only.cjs ...; the ./ is required) that forces every TCP
 // server which would listen on all interfaces to bind 127.0.0.1 instead.
 // Used for @modelcontextprotocol/server-everything's streamableHttp mode,
 // whose app.listen(PORT) has no host option. Override with LISTEN_HOST.
