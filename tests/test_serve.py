@@ -82,3 +82,22 @@ async def test_serve_refuses_a_non_loopback_address_and_says_why(tmp_path):
         code = p.wait(timeout=20)
     assert code == 2
     assert "refusing to listen on 0.0.0.0" in log.read_text()
+
+
+async def test_a_hub_is_a_valid_downstream_of_another_hub_and_names_accumulate_prefixes(tmp_path):
+    inner_cfg = tmp_path / "inner.json"
+    inner_cfg.write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path)}}))
+    inner = {"command": sys.executable, "args": ["-m", "hermes_hub", "serve", "--stdio", "--config", str(inner_cfg)],
+             "cwd": str(PROJECT)}
+    async with served_hub({"mcpServers": {"home": inner}}, tmp_path) as url:
+        with anyio.fail_after(30):
+            async with Client(url) as host:
+                # The inner hub itself becomes READY before its own servers: wait for them to arrive.
+                while "home_notes_create_note" not in {t.name for t in (await host.list_tools()).tools}:
+                    await anyio.sleep(0.05)
+                made = await host.call_tool("home_notes_create_note", {"title": "Chained", "body": "two hops"})
+                inner_status = await host.call_tool("home_hermes_hub_status", {})
+                read = await host.read_resource("notes://home/notes/note/chained")
+    assert made.structured_content["id"] == "chained"
+    assert inner_status.structured_content["servers"][0]["state"] == "READY"
+    assert "two hops" in read.contents[0].text

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.transports import CommandNotFound, Link, open_transport
@@ -123,8 +124,27 @@ class Connection:
                     self._on_change(self)
 
             tg.start_soon(relist_on_notice)
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                tg.start_soon(self._listen, client)
             await self.link.closed.wait()
             tg.cancel_scope.cancel()
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 servers announce changes only on a ``subscriptions/listen`` stream."""
+        caps = client.server_capabilities or types.ServerCapabilities()
+        wanted = {
+            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+            "resources_list_changed": bool(caps.resources and caps.resources.list_changed and self.cfg.resources),
+            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed and self.cfg.prompts),
+        }
+        if not any(wanted.values()):
+            return
+        try:
+            async with client.listen(**wanted) as subscription:
+                async for _ in subscription:
+                    self._relist.set()
+        except (MCPError, RuntimeError) as e:  # includes SubscriptionLost; the link watch handles real drops
+            log.info("[%s] change subscription ended: %s", self.name, e)
 
     async def _on_message(self, msg: Any) -> None:
         if isinstance(
