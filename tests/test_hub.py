@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import re
+import sys
 import time
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,7 +16,7 @@ from mcp import Client, MCPError
 
 from hermes_hub import Hub
 from hermes_hub.config import parse_config
-from tests.support import demo, toy
+from tests.support import PROJECT, demo, toy
 
 pytestmark = pytest.mark.anyio
 ERAS = ["auto", "legacy"]
@@ -239,3 +241,24 @@ async def test_a_prefix_that_makes_names_too_long_for_hosts_is_warned_about_with
         warnings = h.status()["name_warnings"]
     assert any("is 72 characters long" in w and "set mcpServers.notes.prefix to something shorter" in w
                for w in warnings)
+
+
+async def test_ready_means_every_page_of_tools_resources_and_prompts_was_listed():
+    paged = {"command": sys.executable, "args": ["-m", "tests.fixtures.paged_server"], "cwd": str(PROJECT)}
+    async with hub_of({"paged": paged}) as h, Client(h.server) as host:
+        tools = [t.name for t in (await host.list_tools()).tools]
+        resources = [r.uri for r in (await host.list_resources()).resources]
+        prompts = [p.name for p in (await host.list_prompts()).prompts]
+        last = await host.call_tool("paged_t7", {})
+    assert tools == ["hermes_hub_status", *[f"paged_t{i}" for i in range(8)]]
+    assert resources[1:] == [f"paged://paged/r/{i}" for i in range(7)]
+    assert prompts == [f"paged_p{i}" for i in range(5)]
+    assert last.content[0].text == "called t7"
+
+
+async def test_a_childs_stderr_goes_to_the_hub_log_prefixed_with_its_name(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="hermes_hub")
+    async with hub_of({"chatty": toy("--name", "chatty")}) as h:
+        tail = list(h.pool.connections["chatty"].link.stderr_tail)
+    assert "toy server chatty starting" in tail
+    assert "[chatty] toy server chatty starting" in caplog.text

@@ -192,7 +192,7 @@ class Connection:
             return f"{exc}; check {where}.command in hub.json"
         if isinstance(exc, PermissionError | FileNotFoundError):
             return f"cannot start {self.cfg.command!r}: {exc.strerror}; check {where}.command in hub.json"
-        if self.link.exit_code is not None:
+        if self.link.exited_on_its_own:
             return f"exited during startup ({self._gone()}); check {where}.command and .args in hub.json"
         if isinstance(exc, MCPError):
             return f"handshake failed: {exc.message} (code {exc.code}); is {where} an MCP server? try mode \"legacy\""
@@ -250,7 +250,12 @@ async def _pages(fetch: Callable[..., Awaitable[Any]], attr: str) -> list[Any]:
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(1000):  # a server that loops its cursors must not hang start-up
-        page = await fetch(cursor=cursor)
+        try:
+            page = await fetch(cursor=cursor)
+        except MCPError as e:
+            if e.code == types.METHOD_NOT_FOUND:  # e.g. resources without templates: nothing to list
+                return items
+            raise
         items += getattr(page, attr)
         cursor = page.next_cursor
         if not cursor:

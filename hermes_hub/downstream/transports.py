@@ -41,6 +41,7 @@ class Link:
     closed: anyio.Event = field(default_factory=anyio.Event)
     pid: int | None = None
     exit_code: int | None = None
+    exited_on_its_own: bool = False  # the child died before the hub asked it to stop
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
 
 
@@ -152,6 +153,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         try:
             yield read, write
         finally:
+            link.exited_on_its_own = process.returncode is not None
             with anyio.CancelScope(shield=True):
                 await _stop(process)
             tg.cancel_scope.cancel()
