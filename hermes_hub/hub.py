@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -21,6 +22,8 @@ from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.config import HubConfig
 from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.pool import Changes
+from hermes_hub.reloader import watch_config
 from hermes_hub.status import hub_status
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
 
@@ -31,29 +34,46 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 
 class Hub:
-    def __init__(self, config: HubConfig) -> None:
+    """Pass ``config_path`` to reload hub.json on SIGHUP and whenever the file changes."""
+
+    def __init__(self, config: HubConfig, *, config_path: str | Path | None = None) -> None:
         self.config = config
-        sep = config.hub.separator
+        self.config_path = Path(config_path) if config_path else None
         self.builtins = Builtins()
         self.builtins.add(*status_items(self.status))
         self.pool = Pool(config, on_change=self._on_change)
-        mounts = [Mount(self.builtins, Namespace(config.hub.prefix, sep), config_path="hub")]
-        for name, conn in self.pool.connections.items():
-            cfg = conn.cfg
-            mounts.append(Mount(conn, Namespace(config.prefix_of(name), sep),
-                                NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}"))
-        self.catalog = Catalog(mounts, config.hub.max_result_bytes)
+        self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes)
         self.catalog.rebuild()
         self.announcer = Announcer()
         self.server: HubServer = build_server(
             self.catalog, self.announcer, name=config.hub.name, version=VERSION,
             instructions="hermes-hub: tools of several MCP servers, each prefixed with its server's name.",
         )
+        self._reload_lock = anyio.Lock()
         self._pending: set[str] = set()
         self._wake = anyio.Event()
         self._stack = AsyncExitStack()
 
-    def _on_change(self, conn: Connection) -> None:
+    def _mounts(self) -> list[Mount]:
+        sep = self.config.hub.separator
+        mounts = [Mount(self.builtins, Namespace(self.config.hub.prefix, sep), config_path="hub")]
+        for name, conn in self.pool.connections.items():
+            cfg = conn.cfg
+            mounts.append(Mount(conn, Namespace(self.config.prefix_of(name), sep),
+                                NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}"))
+        return mounts
+
+    async def reload(self, config: HubConfig) -> Changes:
+        """Apply a new config: only servers whose entry changed restart; hosts hear list_changed."""
+        async with self._reload_lock:
+            changes = await self.pool.apply(config)
+            self.config = config
+            self.catalog.mounts = self._mounts()
+            self.catalog.max_result_bytes = config.hub.max_result_bytes
+            self._on_change(None)
+            return changes
+
+    def _on_change(self, conn: Connection | None) -> None:
         # Rebuild at once, so a server that just became READY is callable in the same tick;
         # only the announcement to hosts is deferred (and thereby coalesced).
         changed = self.catalog.rebuild()
@@ -74,6 +94,8 @@ class Hub:
             self._stack.callback(tg.cancel_scope.cancel)
             tg.start_soon(self._announce_loop)
             await self._stack.enter_async_context(self.pool)
+            if self.config_path is not None:
+                tg.start_soon(watch_config, self, self.config_path)
         except BaseException:
             await self._stack.aclose()
             raise

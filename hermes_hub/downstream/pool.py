@@ -1,15 +1,41 @@
-"""The pool: every enabled server's connection, opened concurrently, none blocking another."""
+"""The pool: every enabled server's connection, opened concurrently, none blocking another.
+
+Each connection runs in its own cancel scope, so one server can be stopped, added or restarted
+(``apply`` a new config) without disturbing the others.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 
 import anyio
+from anyio.abc import TaskGroup
 
 from hermes_hub.config import HubConfig
 from hermes_hub.downstream.connection import Connection
+
+STOP_TIMEOUT = 10.0  # a connection's teardown is itself bounded (stdin, SIGTERM, SIGKILL); this is a backstop
+
+
+@dataclass
+class Changes:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    restarted: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.restarted)
+
+
+@dataclass
+class _Running:
+    conn: Connection
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Pool:
@@ -18,12 +44,14 @@ class Pool:
     def __init__(self, config: HubConfig, on_change: Callable[[Connection], None] = lambda c: None) -> None:
         self._on_change = on_change
         self._changed = anyio.Event()
-        self.connections = {
-            name: Connection(name, cfg, config.base_dir, self._changed_hook)
-            for name, cfg in config.mcp_servers.items()
-            if not cfg.disabled
-        }
+        self._base_dir: Path = config.base_dir
+        self.connections = {name: self._new(name, config) for name in config.enabled()}
+        self._running: dict[str, _Running] = {}
+        self._tg: TaskGroup | None = None
         self._stack = AsyncExitStack()
+
+    def _new(self, name: str, config: HubConfig) -> Connection:
+        return Connection(name, config.mcp_servers[name], config.base_dir, self._changed_hook)
 
     def _changed_hook(self, conn: Connection) -> None:
         self._changed.set()
@@ -31,16 +59,61 @@ class Pool:
         self._on_change(conn)
 
     async def __aenter__(self) -> Pool:
-        tg = await self._stack.enter_async_context(anyio.create_task_group())
-        self._stack.callback(tg.cancel_scope.cancel)  # runs first on exit: stop every connection
+        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+        self._stack.callback(self._tg.cancel_scope.cancel)  # runs first on exit: stop every connection
         for conn in self.connections.values():
-            tg.start_soon(conn.run, name=f"hermes-hub downstream {conn.name}")
+            self._start(conn)
         return self
 
     async def __aexit__(
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self._stack.aclose()
+
+    def _start(self, conn: Connection) -> None:
+        assert self._tg is not None, "the pool is not running"
+        running = self._running[conn.name] = _Running(conn)
+        self.connections[conn.name] = conn
+
+        async def run() -> None:
+            try:
+                with running.scope:
+                    await conn.run()
+            finally:
+                running.done.set()
+
+        self._tg.start_soon(run, name=f"hermes-hub downstream {conn.name}")
+
+    async def stop(self, name: str) -> None:
+        """Stop one server (its child process is gone when this returns) and forget it."""
+        running = self._running.pop(name, None)
+        conn = self.connections.pop(name, None)
+        if running is None:
+            return
+        running.scope.cancel()
+        with anyio.move_on_after(STOP_TIMEOUT):
+            await running.done.wait()
+        if conn is not None:
+            self._on_change(conn)
+
+    async def apply(self, config: HubConfig) -> Changes:
+        """Move to ``config``: start added servers, stop removed ones, restart changed entries only."""
+        changes = Changes()
+        wanted = config.enabled()
+        for name in list(self.connections):
+            if name not in wanted:
+                await self.stop(name)
+                changes.removed.append(name)
+            elif wanted[name] != self.connections[name].cfg or config.base_dir != self._base_dir:
+                await self.stop(name)
+                changes.restarted.append(name)
+        self._base_dir = config.base_dir
+        for name in wanted:
+            if name not in self.connections:
+                if name not in changes.restarted:
+                    changes.added.append(name)
+                self._start(self._new(name, config))
+        return changes
 
     @property
     def settled(self) -> bool:
