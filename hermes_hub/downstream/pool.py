@@ -96,6 +96,12 @@ class Pool:
         if conn is not None:
             self._on_change(conn)
 
+    async def stop_all(self) -> None:
+        """Stop every server concurrently; each child's teardown is bounded."""
+        async with anyio.create_task_group() as tg:
+            for name in list(self._running):
+                tg.start_soon(self.stop, name)
+
     async def apply(self, config: HubConfig) -> Changes:
         """Move to ``config``: start added servers, stop removed ones, restart changed entries only."""
         changes = Changes()

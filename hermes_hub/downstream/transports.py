@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -47,6 +48,11 @@ class Link:
 
 class CommandNotFound(OSError):
     pass
+
+
+# If the hub itself is killed (SIGKILL, a crash), the kernel kills its children too (Linux).
+_SETPRIV = shutil.which("setpriv")
+_DIE_WITH_HUB = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.platform == "linux" else []
 
 
 def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link):
@@ -93,7 +99,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         raise CommandNotFound(f"cwd '{cwd}' is not a directory")
     command = resolve_command(cfg.command, env, cwd)
     process = await anyio.open_process(
-        [command, *cfg.args],
+        [*_DIE_WITH_HUB, command, *cfg.args],
         env=env,
         cwd=cwd,
         start_new_session=True,  # its own process group, so we can stop the whole tree
