@@ -1,0 +1,30 @@
+"""Run every benchmark: ``python -m bench [--quick]``. Results go to bench/results/*.json.
+
+Benchmarks report against their targets but never fail the process for a miss; only a crash
+(a process that would not start, a wait that timed out) exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import anyio
+
+from bench import proxy
+
+BENCHMARKS = {"proxy": proxy.run}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller, faster run (smoke test)")
+    parser.add_argument("only", nargs="*", metavar="NAME", help=f"run only these ({', '.join(BENCHMARKS)}); default all")
+    args = parser.parse_args(argv)
+    if unknown := [n for n in args.only if n not in BENCHMARKS]:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    for name in args.only or BENCHMARKS:
+        anyio.run(BENCHMARKS[name], args.quick)
+
+
+if __name__ == "__main__":
+    main()
