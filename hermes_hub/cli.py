@@ -23,7 +23,7 @@ from mcp import MCPError
 from hermes_hub import tables
 from hermes_hub.config import load_config
 from hermes_hub.errors import ConfigError, HubError
-from hermes_hub.target import Target, connect
+from hermes_hub.target import BadTarget, Target, connect
 
 log = logging.getLogger("hermes_hub")
 
@@ -50,7 +50,7 @@ def _run(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
             leaves = _leaves(exc)
             if not all(isinstance(e, HubError | MCPError | OSError) for e in leaves):
                 raise
-            code = 2 if any(isinstance(e, ConfigError) for e in leaves) else 1
+            code = 2 if any(isinstance(e, ConfigError | BadTarget) for e in leaves) else 1
             _fail("; ".join(f"{e.message} (code {e.code})" if isinstance(e, MCPError) else str(e) for e in leaves), code)
 
     return wrapper
@@ -175,14 +175,16 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
                   verbose: bool) -> None:
     """Show each server's state, counts, protocol and last error."""
     _setup_logging(verbose)
-    async with connect(_target(config, url, command, direct)) as (client, hub):
+    target = _target(config, url, command, direct)
+    async with connect(target) as (client, hub):
         if hub is not None:
             status = hub.status()
         else:
             status_tool = next((t for t in (await client.list_tools()).tools
                                 if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)
             if status_tool is None:
-                _fail(f"{url or command or direct} is not a hermes hub (no hub_status tool); use `tools` instead")
+                raise HubError(f"{target.describe()} is not a hermes hub (it has no hub_status tool), so it has no "
+                               f"server states; list what it offers with `hermes-hub tools` instead")
             result = await client.call_tool(status_tool.name, {})
             status = result.structured_content or json.loads(tables.result_text(result))
     click.echo(json.dumps(status, indent=2) if as_json else tables.servers_table(status))
@@ -199,7 +201,11 @@ async def tools(server: str | None, config: str, url: str | None, command: str |
     async with connect(_target(config, url, command, direct)) as (client, _):
         items = (await client.list_tools()).tools
     if server:
+        origins = sorted({o for t in items if (o := tables.origin(t))})
         items = [t for t in items if tables.origin(t) == server]
+        if not items:
+            _fail(f"no tools from server '{server}'; tools come from: {', '.join(origins) or 'no server'} "
+                  f"(a server that is not READY has none: see `hermes-hub servers`)")
     if as_json:
         click.echo(_dump(items))
     else:

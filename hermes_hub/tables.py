@@ -37,6 +37,10 @@ def servers_table(status: dict[str, Any]) -> str:
         rows.append([s["name"], s["state"], s.get("transport"), counts, s.get("resources"), s.get("prompts"),
                      s.get("protocol_version"), s.get("error")])
     out = table(["server", "state", "transport", "tools", "resources", "prompts", "protocol", "error"], rows, 90)
+    # An error's last words are usually the fix: when the cell cuts them off, print the error in full.
+    for s in status["servers"]:
+        if len(s.get("error") or "") > 90:
+            out += f"\n{s['name']} {s['state']}: {s['error']}"
     for c in status.get("collisions", []):
         out += f"\nwarning: {c['kind']} '{c['name']}' is offered by '{c['winner']}' and '{c['loser']}'; " \
                f"'{c['winner']}' wins. Fix: {c['fix']}"

@@ -5,21 +5,28 @@ server problem. Every target is reached through the same MCP ``Client``.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
-from mcp import Client
+import mcp.types as types
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes_hub.config import HubConfig, ServerConfig, load_config
 from hermes_hub.downstream.transports import Link, open_transport
-from hermes_hub.errors import ConfigError, HubError
+from hermes_hub.errors import HubError
 from hermes_hub.hub import Hub
+
+
+class BadTarget(HubError):
+    """The command line names a target that cannot exist (a usage error, exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -30,28 +37,52 @@ class Target:
     direct: str | None = None  # a server key in the config, reached without the hub
 
     def describe(self) -> str:
-        if self.url:
+        if self.url is not None:
             return self.url
-        if self.command:
-            return f"command {self.command!r}"
-        return f"server '{self.direct}' of {self.config} (direct)" if self.direct else f"hub from {self.config}"
+        if self.command is not None:
+            return f"`{self.command}`"
+        if self.direct is not None:
+            return f"server '{self.direct}' of {self.config} (direct)"
+        return f"hub from {self.config}"
 
 
 @asynccontextmanager
 async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
     """Yield a connected ``Client`` (and the in-process ``Hub`` when there is one)."""
-    if target.url:
-        http = httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300))
-        async with http, Client(streamable_http_client(target.url, http_client=http)) as client:
+    if target.url is not None:
+        async with _over_http(target.url) as client:
             yield client, None
-    elif target.command or target.direct:
+    elif target.command is not None or target.direct is not None:
         cfg, base = _raw_server(target)
         # The deadline bounds the handshake only; it is lifted once connected.
         scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.startup_timeout)
-        with scope:
-            async with Client(open_transport(target.direct or "server", cfg, base, Link()), mode=cfg.mode) as client:
-                scope.deadline = float("inf")
-                yield client, None
+        link, connected = Link(), False
+
+        @asynccontextmanager
+        async def transport() -> AsyncIterator[Any]:
+            async with open_transport(target.direct or "server", cfg, base, link) as streams:
+                try:
+                    yield streams
+                except Exception as exc:
+                    if not connected and _gone(exc):  # the child went away: let its exit code and last words land
+                        with anyio.move_on_after(1, shield=True):
+                            await link.closed.wait()
+                    raise
+
+        try:
+            with scope:
+                async with Client(transport(), mode=cfg.mode) as client:
+                    scope.deadline, connected = float("inf"), True
+                    yield client, None
+        except Exception as exc:
+            leaf = _leaf(exc)
+            if connected or not isinstance(leaf, MCPError):
+                raise
+            if _gone(leaf) and link.exit_code is not None:
+                tail = f"; its last stderr line: {link.stderr_tail[-1]}" if link.stderr_tail else ""
+                raise HubError(f"{target.describe()} exited during startup (exit {link.exit_code}){tail}") from None
+            raise HubError(f"{target.describe()} failed the MCP handshake: {leaf.message} (code {leaf.code}); "
+                           f"is it an MCP server speaking JSON-RPC on stdout?") from None
         if scope.cancelled_caught:
             raise HubError(f"{target.describe()} did not complete the MCP handshake within {cfg.startup_timeout:g}s")
     else:
@@ -63,14 +94,52 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
                 yield client, hub
 
 
+@asynccontextmanager
+async def _over_http(url: str) -> AsyncIterator[Client]:
+    """A ``Client`` over streamable HTTP; failing to connect names the URL and what to check."""
+    http = httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300))
+    connected = False
+    try:
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            connected = True
+            yield client
+    except Exception as exc:
+        cause = _leaf(exc)
+        if connected or not isinstance(cause, httpx2.HTTPError | MCPError):
+            raise
+        if isinstance(cause, MCPError) and cause.message == "Not Found":
+            raise HubError(f"{url} answered 404: no MCP endpoint at that path (a hub serves it at /mcp)") from None
+        reason = cause.message if isinstance(cause, MCPError) else f"{type(cause).__name__}: {cause}"
+        raise HubError(f"cannot connect to {url} ({reason}); is the hub (`hermes-hub serve`) or server running?"
+                       ) from None
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _gone(exc: BaseException) -> bool:
+    """Did the session end because the server closed the connection?"""
+    leaf = _leaf(exc)
+    return isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED
+
+
 def _raw_server(target: Target) -> tuple[ServerConfig, Path]:
-    if target.command:
-        argv = shlex.split(target.command)
+    if target.command is not None:
+        try:
+            argv = shlex.split(target.command)
+        except ValueError as e:  # an unbalanced quote
+            raise BadTarget(f"--command cannot be split into words ({e}): {target.command}") from None
         if not argv:
-            raise HubError("--command is empty; give the server's command line, e.g. --command 'python -m servers.notes'")
-        return ServerConfig(command=argv[0], args=argv[1:]), Path.cwd()
+            raise BadTarget("--command is empty; give the server's command line, "
+                            "e.g. --command 'python -m servers.notes'")
+        # Run it as the shell would: with the caller's environment (a hub.json entry gets only its own `env`).
+        return ServerConfig(command=argv[0], args=argv[1:], env=dict(os.environ)), Path.cwd()
     config: HubConfig = load_config(target.config)
     if target.direct not in config.mcp_servers:
         known = ", ".join(config.mcp_servers) or "none"
-        raise ConfigError([(f"mcpServers.{target.direct}", f"no such server; known servers: {known}")], target.config)
+        raise BadTarget(f"--direct {target.direct}: {target.config} has no server '{target.direct}'; "
+                        f"known servers: {known}")
     return config.mcp_servers[target.direct], config.base_dir
