@@ -10,9 +10,9 @@ import argparse
 
 import anyio
 
-from bench import proxy
+from bench import proxy, storage
 
-BENCHMARKS = {"proxy": proxy.run}
+BENCHMARKS = {"proxy": proxy.run, "storage": storage.run}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,7 +4,12 @@
      ├── ConfigError          hub.json is missing, malformed or invalid (carries key paths)
      ├── ServerNotReady       a call reached a server that is not READY
      ├── UnknownName          no tool, prompt or resource with that public name
-     └── DownstreamError      a downstream server failed while serving a request
+     ├── DownstreamError      a downstream server failed while serving a request
+     ├── StorageError         the store cannot be opened or used (bad storage.url, newer schema)
+     ├── NotFound             no such session (or not yours: both answer the same) or token
+     ├── InvalidInput         arguments the hub cannot store (bad role, oversized message, bad cursor)
+     ├── SessionBusy          another writer or agent run holds the session's lock
+     └── Forbidden            the caller's role does not allow this (e.g. reading others' audit)
 
 Failures the *model* should read (bad arguments, a tool that failed) are not raised: they are
 returned as tool results with ``isError`` set. These exceptions are for the operator and the host.
@@ -53,3 +58,35 @@ class DownstreamError(HubError):
     def __init__(self, server: str, message: str, code: int | None = None) -> None:
         self.server, self.code = server, code
         super().__init__(f"server '{server}': {message}")
+
+
+class StorageError(HubError):
+    """The store cannot be opened or used: unsupported ``storage.url``, unreadable file, newer schema."""
+
+
+class NotFound(HubError):
+    """No such thing *for this caller*. Another user's id gets exactly this error, so ids leak nothing."""
+
+    def __init__(self, kind: str, ident: str, hint: str = "") -> None:
+        self.kind, self.ident = kind, ident
+        super().__init__(f"{kind} '{ident}' not found" + (f"; {hint}" if hint else ""))
+
+
+class InvalidInput(HubError):
+    """Arguments the hub refuses to store or use; the message names the field and the fix."""
+
+
+class SessionBusy(HubError):
+    """Another writer or agent run holds this session. Raised at once: callers never queue behind it."""
+
+    def __init__(self, session_id: str, detail: str = "") -> None:
+        self.session_id = session_id
+        why = f" ({detail})" if detail else ""
+        super().__init__(
+            f"session '{session_id}' is busy: another writer or agent run holds it{why}. "
+            f"Retry when it finishes, or use another session; a lock whose holder died expires by itself."
+        )
+
+
+class Forbidden(HubError):
+    """The caller is known but its role does not allow this operation."""

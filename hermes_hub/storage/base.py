@@ -1,0 +1,126 @@
+"""The Store protocol: everything the hub keeps, behind one async interface and one contract suite.
+
+A backend (``sqlite``, later ``postgres``) implements every method below; callers (``sessions``,
+``audit``, later ``identity``, ``memory`` and the agent loop) never see SQL. The protocol is the sum
+of small per-concept protocols so a later concept (memories with vectors) adds one more part.
+
+Rules every backend keeps, each pinned by ``tests/storage/test_store_contract.py``:
+
+* every row carries ``user_id`` and every user-facing read filters by it; a session that exists but
+  belongs to someone else raises exactly the ``NotFound`` a nonexistent id raises;
+* writes are never interleaved: a multi-message append lands contiguously, ``seq`` has no gaps;
+* history and session lists are keyset-paginated (cost follows the page, not the history);
+* a session lock is a row with an owner and an expiry, so it works across processes sharing a
+  database; a second acquirer is refused at once, never queued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from hermes_hub.storage.locks import Lease
+from hermes_hub.storage.records import (
+    AuditRecord,
+    MessageRecord,
+    NewMessage,
+    SearchHit,
+    SessionRecord,
+    TokenRecord,
+)
+
+
+class SessionStore(Protocol):
+    async def create_session(self, record: SessionRecord) -> None: ...
+
+    async def get_session(self, user_id: str, session_id: str) -> SessionRecord:
+        """Raise ``NotFound`` unless the session exists *and* belongs to ``user_id``."""
+
+    async def list_sessions(
+        self, user_id: str, *, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[SessionRecord]:
+        """Most recently updated first; ``after`` is the (updated_at, id) of the previous page's last row."""
+
+    async def update_session(
+        self, user_id: str, session_id: str, *, updated_at: datetime, title: str | None = None,
+        summary: str | None = None,
+    ) -> SessionRecord: ...
+
+    async def delete_session(self, user_id: str, session_id: str) -> None:
+        """Delete the session and its messages; ``NotFound`` if it is not the caller's."""
+
+    async def delete_user_sessions(self, user_id: str) -> int:
+        """Delete every session of ``user_id``; return how many."""
+
+
+class MessageStore(Protocol):
+    async def append_messages(
+        self, user_id: str, session_id: str, messages: Sequence[NewMessage], *, lease: Lease | None = None
+    ) -> list[MessageRecord]:
+        """Append in one transaction and return the stored rows with their ``seq``.
+
+        Without ``lease`` the session must not be locked by anyone (``SessionBusy`` otherwise); with
+        one, the lease must still hold the lock. ``NotFound`` if the session is not the caller's.
+        """
+
+    async def list_messages(
+        self, user_id: str, session_id: str, *, limit: int, after_seq: int | None = None,
+        before_seq: int | None = None, newest_first: bool = False,
+    ) -> list[MessageRecord]:
+        """One page of history by ``seq`` (exclusive bounds). ``NotFound`` if not the caller's session."""
+
+    async def search_messages(
+        self, user_id: str, query: str, *, limit: int, session_id: str | None = None
+    ) -> list[SearchHit]:
+        """Messages of the caller containing every term of ``query`` (case-insensitive substrings, any
+        language; see ``storage.search``), newest first, each with a snippet."""
+
+
+class SessionLockStore(Protocol):
+    async def acquire_session_lock(self, user_id: str, session_id: str, owner: str, ttl: float) -> bool:
+        """Take the lock if it is free or expired; False if someone else holds it. ``NotFound`` as usual."""
+
+    async def renew_session_lock(self, session_id: str, owner: str, ttl: float) -> bool:
+        """Push the expiry out; False if ``owner`` no longer holds the lock."""
+
+    async def release_session_lock(self, session_id: str, owner: str) -> None: ...
+
+    def session_lock(
+        self, user_id: str, session_id: str, *, ttl: float = 30.0
+    ) -> AbstractAsyncContextManager[Lease]:
+        """``async with store.session_lock(uid, sid) as lease:`` hold the lock, heartbeat, release on exit.
+
+        Raises ``SessionBusy`` immediately if another holder has it.
+        """
+
+
+class TokenStore(Protocol):
+    async def add_token(self, record: TokenRecord) -> None: ...
+
+    async def find_token(self, token_hash: str) -> TokenRecord | None:
+        """The live (unrevoked) token with this hash, if any."""
+
+    async def list_tokens(self, user_id: str | None = None) -> list[TokenRecord]: ...
+
+    async def revoke_token(self, token_id: str, *, at: datetime) -> bool: ...
+
+
+class AuditStore(Protocol):
+    async def add_audit(self, record: AuditRecord) -> int: ...
+
+    async def query_audit(
+        self, *, user_id: str | None = None, tool: str | None = None, since: datetime | None = None,
+        limit: int = 100,
+    ) -> list[AuditRecord]:
+        """Newest first. ``user_id=None`` means every user: only admins' code paths may pass it."""
+
+    async def prune_audit(self, before: datetime) -> int: ...
+
+
+@runtime_checkable
+class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, Protocol):
+    """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
+
+    url: str

@@ -1,0 +1,163 @@
+"""SQLite schema as a list of small migration functions, applied in order on open and recorded.
+
+Each function takes a connection inside an open write transaction and issues its statements; the
+runner records ``(version, name, applied_at)`` in ``schema_migrations`` in the same transaction, so
+a crash mid-migration leaves the database at the previous version. Never edit a released
+migration: append a new function. Versions are list positions starting at 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hermes_hub.errors import StorageError
+
+Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
+
+
+def m001_sessions(db: Connection) -> None:
+    db.execute("""
+        CREATE TABLE sessions (
+            id            TEXT PRIMARY KEY,
+            user_id       TEXT NOT NULL,
+            title         TEXT NOT NULL DEFAULT '',
+            summary       TEXT NOT NULL DEFAULT '',
+            created_at    REAL NOT NULL,
+            updated_at    REAL NOT NULL,
+            message_count INTEGER NOT NULL DEFAULT 0
+        )""")
+    db.execute("CREATE INDEX sessions_by_user ON sessions (user_id, updated_at DESC, id DESC)")
+
+
+def m002_messages(db: Connection) -> None:
+    db.execute("""
+        CREATE TABLE messages (
+            pk           INTEGER PRIMARY KEY,  -- the FTS rowid; also the global order of appends
+            id           TEXT NOT NULL UNIQUE,
+            session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            user_id      TEXT NOT NULL,
+            seq          INTEGER NOT NULL,
+            role         TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content      TEXT NOT NULL,
+            tool_calls   TEXT,
+            tool_call_id TEXT,
+            created_at   REAL NOT NULL,
+            metadata     TEXT,
+            UNIQUE (session_id, seq)
+        )""")
+    db.execute("CREATE INDEX messages_by_user ON messages (user_id)")
+
+
+def m003_message_search(db: Connection) -> None:
+    # Trigram: every 3-character substring is a token, so search needs no word segmentation and
+    # works for Chinese or Japanese as well as English. External content: the text is stored once.
+    db.execute("""
+        CREATE VIRTUAL TABLE messages_fts USING fts5 (
+            content, content = 'messages', content_rowid = 'pk', tokenize = 'trigram'
+        )""")
+    db.execute("""
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.pk, new.content);
+        END""")
+    db.execute("""
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.pk, old.content);
+        END""")
+    db.execute("""
+        CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.pk, old.content);
+            INSERT INTO messages_fts (rowid, content) VALUES (new.pk, new.content);
+        END""")
+
+
+def m004_session_locks(db: Connection) -> None:
+    db.execute("""
+        CREATE TABLE session_locks (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            owner      TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        )""")
+
+
+def m005_api_tokens(db: Connection) -> None:
+    db.execute("""
+        CREATE TABLE api_tokens (
+            id         TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL UNIQUE,
+            user_id    TEXT NOT NULL,
+            role       TEXT NOT NULL,
+            name       TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            revoked_at REAL
+        )""")
+    db.execute("CREATE INDEX api_tokens_by_user ON api_tokens (user_id)")
+
+
+def m006_audit(db: Connection) -> None:
+    db.execute("""
+        CREATE TABLE audit (
+            id          INTEGER PRIMARY KEY,
+            at          REAL NOT NULL,
+            user_id     TEXT NOT NULL,
+            session_id  TEXT,
+            tool        TEXT NOT NULL,
+            server      TEXT,
+            arguments   TEXT NOT NULL,
+            outcome     TEXT NOT NULL,
+            error       TEXT,
+            duration_ms REAL NOT NULL,
+            result_size INTEGER
+        )""")
+    db.execute("CREATE INDEX audit_by_user ON audit (user_id, at)")
+    db.execute("CREATE INDEX audit_by_tool ON audit (tool, at)")
+    db.execute("CREATE INDEX audit_by_time ON audit (at)")
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [
+    m001_sessions,
+    m002_messages,
+    m003_message_search,
+    m004_session_locks,
+    m005_api_tokens,
+    m006_audit,
+]
+
+
+def apply(db: Connection, migrations: list[Callable[[Connection], None]] = MIGRATIONS) -> list[str]:
+    """Apply the migrations ``db`` lacks, each in its own transaction; return the names applied.
+
+    Safe when several processes open the same file at once: ``BEGIN IMMEDIATE`` serialises them and
+    the applied set is re-read inside the transaction.
+    """
+    db.execute("""
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL
+        )""")
+    applied: list[str] = []
+    for version, migration in enumerate(migrations, start=1):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            done = {v for (v,) in db.execute("SELECT version FROM schema_migrations")}
+            newest = max(done, default=0)
+            if newest > len(migrations):
+                raise StorageError(
+                    f"the database is at schema version {newest} but this hermes-hub knows only "
+                    f"{len(migrations)}: it was written by a newer hermes-hub. Upgrade hermes-hub, "
+                    f"or point storage.url at another file."
+                )
+            if version not in done:
+                migration(db)
+                db.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                           (version, migration.__name__, time.time()))
+                applied.append(migration.__name__)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return applied
+
+
+def applied_versions(db: Connection) -> list[tuple[int, str]]:
+    return list(db.execute("SELECT version, name FROM schema_migrations ORDER BY version"))

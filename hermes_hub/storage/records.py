@@ -1,0 +1,93 @@
+"""The rows a Store reads and writes: plain frozen dataclasses, the vocabulary every backend shares.
+
+Times are timezone-aware UTC datetimes at this boundary; each backend picks its own column type.
+The domain layers (``sessions``, ``audit``) turn these into their public pydantic models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+Outcome = Literal["ok", "tool_error", "timeout", "refused", "error"]
+OUTCOMES: tuple[str, ...] = ("ok", "tool_error", "timeout", "refused", "error")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: str
+    user_id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    summary: str = ""
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message about to be appended; the store assigns its ``seq``."""
+
+    id: str
+    role: str
+    content: str
+    created_at: datetime
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_call_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    id: str
+    session_id: str
+    user_id: str
+    seq: int  # 1, 2, 3… within the session: the order of appends and the pagination key
+    role: str
+    content: str
+    created_at: datetime
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_call_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    message: MessageRecord
+    session_title: str
+    snippet: str  # matches wrapped in ** **, elided with …
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """An API token as stored: its hash, never the token itself."""
+
+    id: str  # public handle for list/revoke, e.g. "tok_3fZ…"
+    token_hash: str
+    user_id: str
+    role: str
+    name: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    at: datetime
+    user_id: str
+    tool: str  # the public tool name
+    outcome: str
+    duration_ms: float
+    server: str | None = None
+    session_id: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)  # already masked
+    error: str | None = None
+    result_size: int | None = None
+    id: int | None = None  # assigned by the store
