@@ -175,7 +175,7 @@ async def _search(sessions: Sessions, reps: int) -> dict[str, dict[str, float]]:
 
 async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
     big_n = 20_000 if quick else 100_000
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), os.getloadavg()
     print(f"storage benchmark ({'quick' if quick else 'full'}): sqlite, {big_n:,}-message session", file=out,
           flush=True)
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
@@ -193,7 +193,7 @@ async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
         "benchmark": "storage", "quick": quick, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "loadavg": list(os.getloadavg())},
+                    "loadavg_before": list(load_before), "loadavg_after": list(os.getloadavg())},
         "settings": {"messages": big_n, "page": PAGE, "bulk_load_s": round(load_s, 1), "db_mb": round(db_mb, 1)},
         "append": appends, "page": pages, "search": searches,
         "targets": {"page_ratio_max": TARGET_PAGE_RATIO, "page_ratio_met": pages["ratio"] <= TARGET_PAGE_RATIO},
@@ -227,8 +227,10 @@ def render(doc: dict[str, Any]) -> str:
     w0, w1 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
     lines = [f"{'measure':<{w0}}  {'value':>{w1}}  ratio / note", "-" * (w0 + w1 + 30)]
     lines += [f"{r[0]:<{w0}}  {r[1]:>{w1}}  {r[2]}" for r in rows]
+    m = doc["machine"]
     lines.append(f"(search over {n:,} messages; bulk load {doc['settings']['bulk_load_s']} s, "
-                 f"database {doc['settings']['db_mb']} MB)")
+                 f"database {doc['settings']['db_mb']} MB; {m['cpus']} CPUs, load average "
+                 f"{m['loadavg_before'][0]:.2f} before / {m['loadavg_after'][0]:.2f} after)")
     return "\n".join(lines)
 
 

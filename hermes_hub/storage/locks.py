@@ -52,7 +52,11 @@ async def hold(store: SessionLockStore, user_id: str, session_id: str, ttl: floa
     if ttl <= 0:
         raise ValueError("ttl must be positive")
     lease = Lease(session_id, new_owner(), ttl)
-    if not await store.acquire_session_lock(user_id, session_id, lease.owner, ttl):
+    # Shielded: a cancellation landing after the row is written but before we learn it would leave
+    # the session locked until the ttl ran out. It is delivered at the next checkpoint instead.
+    with anyio.CancelScope(shield=True):
+        acquired = await store.acquire_session_lock(user_id, session_id, lease.owner, ttl)
+    if not acquired:
         raise SessionBusy(session_id)
     body_error: BaseException | None = None
     try:
@@ -68,7 +72,10 @@ async def hold(store: SessionLockStore, user_id: str, session_id: str, ttl: floa
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_TIMEOUT):
-            await store.release_session_lock(session_id, lease.owner)
+            try:
+                await store.release_session_lock(session_id, lease.owner)
+            except Exception:  # never hide the body's own error; the row expires within ttl anyway
+                log.warning("could not release the lock of session %s", session_id, exc_info=True)
     if body_error is not None:
         raise body_error
 

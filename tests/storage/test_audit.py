@@ -9,7 +9,7 @@ import pytest
 
 from hermes_hub import audit
 from hermes_hub.errors import Forbidden, InvalidInput, NotFound, SessionBusy
-from hermes_hub.storage import Store
+from hermes_hub.storage import Store, open_store
 from hermes_hub.storage.records import AuditRecord, utcnow
 
 
@@ -107,3 +107,12 @@ async def test_retention_deletes_rows_older_than_the_setting(store: Store):
     assert len(await audit.query(store, "alice")) == 2
     with pytest.raises(InvalidInput, match="positive number of days"):
         await audit.prune(store, days=0)
+
+
+async def test_a_failed_audit_write_is_logged_and_never_fails_the_call(tmp_path, caplog):
+    async with open_store(f"sqlite:///{tmp_path / 'hub.db'}") as closed:
+        pass
+    async with audit.record(closed, user_id="alice", tool="notes_add") as rec:
+        rec.result_size = 1
+    assert "could not write the audit row of notes_add for alice" in caplog.text
+    assert "is closed" in caplog.text

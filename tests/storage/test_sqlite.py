@@ -159,3 +159,24 @@ async def test_every_acknowledged_append_survives_a_kill_9_mid_burst(tmp_path: P
         assert set(acked) <= stored and len(stored) - len(acked) <= 1  # at most the one in flight
         seqs = [r[0] for r in await store.raw("SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", [sid])]
         assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_a_long_write_runs_off_the_event_loop(tmp_path: Path):
+    async with open_store(url(tmp_path)) as store:
+        sessions = Sessions(store)
+        s = await sessions.create("alice")
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await anyio.sleep(0.005)
+                ticks += 1
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ticker)
+                await sessions.append_many("alice", s.session_id,
+                                           [{"role": "user", "content": f"{i} 北京 " * 200} for i in range(1000)])
+                tg.cancel_scope.cancel()
+        assert ticks >= 5  # a blocked loop would not have ticked at all during the write
