@@ -111,10 +111,11 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
     to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write, from_session = anyio.create_memory_object_stream[SessionMessage](16)
     stderr_done = anyio.Event()
+    stdout_eof = anyio.Event()
 
     async def pump_stdout() -> None:
         async with to_session:
-            async for line in _lines(process.stdout):
+            async for line in _stdout_lines(process.stdout, stdout_eof):
                 try:
                     msg: SessionMessage | Exception = SessionMessage(
                         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -159,10 +160,19 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         try:
             yield read, write
         finally:
-            link.exited_on_its_own = process.returncode is not None
             with anyio.CancelScope(shield=True):
+                if stdout_eof.is_set():  # the child closed its stdout: it is probably exiting; let it
+                    with anyio.move_on_after(1):
+                        await process.wait()
+                link.exited_on_its_own = process.returncode is not None
                 await _stop(process)
             tg.cancel_scope.cancel()
+
+
+async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[bytes]:
+    async for line in _lines(stream):
+        yield line
+    eof.set()
 
 
 async def _lines(stream: ByteReceiveStream | None) -> AsyncIterator[bytes]:
