@@ -439,7 +439,8 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     right = [i for i, h in enumerate(headers) if h.endswith(("ms", "/s", "calls", "err", "ratio", "value"))]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
