@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.filters import NameFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
 from hermes_hub.aggregation.truncation import fit_result
+from hermes_hub.downstream.connection import CALLER_LOGS, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
 log = logging.getLogger("hermes_hub.catalog")
@@ -165,9 +166,11 @@ class Catalog:
     # -- routing ---------------------------------------------------------------------------
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
+        logs: LogRoute | None = None,
     ) -> types.CallToolResult:
-        """Route a call. Failures a model can act on come back as ``isError`` results."""
+        """Route a call. Failures a model can act on come back as ``isError`` results.
+        Log messages the server sends during the call go to ``logs``."""
         entry = self.tools.get(name)
         if entry is None:
             if waiting := self._not_ready_owner(name):
@@ -177,10 +180,13 @@ class Catalog:
         if problems := entry.check.problems(arguments):
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
+        token = CALLER_LOGS.set(logs)
         try:
             result = await entry.mount.source.call_tool(entry.original, arguments, progress)
         except (ServerNotReady, DownstreamError) as e:
             return error_result(str(e))
+        finally:
+            CALLER_LOGS.reset(token)
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
             result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
                                                         if k != types.SERVER_INFO_META_KEY} or None})
@@ -191,6 +197,20 @@ class Catalog:
         result = await mount.source.read_resource(original)
         contents = [c.model_copy(update={"uri": uri}) if c.uri == original else c for c in result.contents]
         return result.model_copy(update={"contents": contents})
+
+    async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]]) -> None:
+        """Subscribe ``watcher`` to the resource ``uri``; ``notify`` runs when its server reports an update."""
+        mount, original = self._route_uri(uri)
+        subscribe = getattr(mount.source, "subscribe_resource", None)
+        if subscribe is None:
+            raise DownstreamError(mount.source.name, "its resources cannot be subscribed to; read them again "
+                                  "to see changes", types.INVALID_PARAMS)
+        await subscribe(original, watcher, notify)
+
+    async def unsubscribe(self, uri: str, watcher: Hashable) -> None:
+        mount, original = self._route_uri(uri)
+        if unsubscribe := getattr(mount.source, "unsubscribe_resource", None):
+            await unsubscribe(original, watcher)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
         entry = self.prompts.get(name)

@@ -13,7 +13,10 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+import warnings
+from collections.abc import Awaitable, Callable, Hashable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.config import ServerConfig
@@ -30,6 +34,28 @@ from hermes_hub.errors import DownstreamError, ServerNotReady
 log = logging.getLogger("hermes_hub.downstream")
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+NotifyFn = Callable[[], Awaitable[None]]
+LEVELS: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# The hub relays logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
+
+
+@dataclass(frozen=True)
+class LogRoute:
+    """Where the log messages a forwarded call causes go: ``send``, from ``level`` up
+    (``None``: whatever the server sends by default)."""
+
+    level: types.LoggingLevel | None
+    send: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
+
+    def wants(self, level: types.LoggingLevel) -> bool:
+        return self.level is None or LEVELS.index(level) >= LEVELS.index(self.level)
+
+
+# Set by the caller around a forwarded call (see ``Catalog.call_tool``). Messages that arrive on
+# the call's own HTTP stream still see it; on stdio they are matched to the one call in flight.
+CALLER_LOGS: ContextVar[LogRoute | None] = ContextVar("hermes_hub_caller_logs", default=None)
 
 
 class State(str, Enum):
@@ -60,6 +86,9 @@ class Connection:
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
         self._relist = anyio.Event()
+        self._log_level: types.LoggingLevel | None = None  # the level asked of the server, lowest so far
+        self._log_routes: list[LogRoute] = []  # calls in flight that want their log messages
+        self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -90,6 +119,7 @@ class Connection:
                     cache=None,
                     read_timeout_seconds=self.cfg.timeout,
                     message_handler=self._on_message,
+                    logging_callback=self._on_log,
                 ) as client:
                     self.protocol_version = client.protocol_version
                     self.server_info = client.server_info
@@ -151,6 +181,18 @@ class Connection:
             msg, types.ToolListChangedNotification | types.ResourceListChangedNotification | types.PromptListChangedNotification
         ):
             self._relist.set()
+        elif isinstance(msg, types.ResourceUpdatedNotification):
+            for notify in list(self._watchers.get(msg.params.uri, {}).values()):
+                await notify()
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """Relay a log message to the call that caused it; with no such call, to the hub's log."""
+        route = CALLER_LOGS.get() or (self._log_routes[0] if len(self._log_routes) == 1 else None)
+        logger = f"{self.name}/{params.logger}" if params.logger else self.name
+        if route is None:
+            log.debug("[%s] %s: %s", logger, params.level, params.data)
+        elif route.wants(params.level):
+            await route.send(params.model_copy(update={"logger": logger}))
 
     async def _list_all(self, client: Client) -> None:
         caps = client.server_capabilities or types.ServerCapabilities()
@@ -169,6 +211,7 @@ class Connection:
 
     def _fail(self, why: str) -> None:
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
+        self._watchers, self._log_level = {}, None
         log.warning("[%s] FAILED: %s", self.name, why)
         self._set(State.FAILED, why)
 
@@ -211,8 +254,56 @@ class Connection:
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
         client = self.ready_client()
+        route = CALLER_LOGS.get()
+        meta = await self._ask_for_logs(client, route)
+        if route is not None:
+            self._log_routes.append(route)
         try:
-            return await client.call_tool(name, arguments, progress_callback=progress)
+            return await client.call_tool(name, arguments, progress_callback=progress, meta=meta)
+        except MCPError as e:
+            raise self._downstream_error(e) from e
+        finally:
+            if route is not None:
+                self._log_routes.remove(route)
+
+    async def _ask_for_logs(self, client: Client, route: LogRoute | None) -> dict[str, Any] | None:
+        """Make the server send what ``route`` wants: 2026 servers per request (the ``_meta``
+        returned here), older ones by lowering their level, never raising it (the hub filters)."""
+        if route is None or route.level is None:
+            return None
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return {types.LOG_LEVEL_META_KEY: route.level}
+        lower = self._log_level is None or LEVELS.index(route.level) < LEVELS.index(self._log_level)
+        if lower and self.capabilities and self.capabilities.logging:
+            try:
+                await client.session.set_logging_level(route.level)
+                self._log_level = route.level
+            except MCPError as e:
+                log.warning("[%s] logging/setLevel %s failed: %s", self.name, route.level, e.message)
+        return None
+
+    async def subscribe_resource(self, uri: str, watcher: Hashable, notify: NotifyFn) -> None:
+        """Subscribe to ``uri`` (once, however many watchers); ``notify`` runs on each update."""
+        client = self.ready_client()
+        if not self._watchers.get(uri):
+            caps = self.capabilities.resources if self.capabilities else None
+            if not (caps and caps.subscribe) or client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                raise DownstreamError(self.name, "does not support resource subscriptions (no resources.subscribe "
+                                      "capability); read the resource again to see changes", types.INVALID_PARAMS)
+            try:
+                await client.session.subscribe_resource(uri)
+            except MCPError as e:
+                raise self._downstream_error(e) from e
+        self._watchers.setdefault(uri, {})[watcher] = notify
+
+    async def unsubscribe_resource(self, uri: str, watcher: Hashable) -> None:
+        """Forget ``watcher``; the server is unsubscribed when the last watcher of ``uri`` goes."""
+        watchers = self._watchers.get(uri, {})
+        if watchers.pop(watcher, None) is None or watchers:
+            return
+        del self._watchers[uri]
+        try:
+            await self.ready_client().session.unsubscribe_resource(uri)
         except MCPError as e:
             raise self._downstream_error(e) from e
 

@@ -3,11 +3,14 @@
 Both protocol eras are served by the same object; stdio and HTTP only mount it (see ``app.py``,
 ``stdio.py``). Every list is read from the catalog per request, so a server becoming ready shows
 up at once, and hosts are told with list_changed on both eras' channels (``Announcer``).
+Log messages a server sends during a call go to the calling host, at the level it asked for;
+resource updates go to the hosts that subscribed (handshake-era hosts: resources/subscribe).
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any
 
 import mcp.types as types
@@ -20,12 +23,19 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
+from hermes_hub.downstream.connection import LogRoute
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
+LOG_LEVEL = "hermes-hub/log-level"  # key in a host connection's state: its logging/setLevel
+
+# The hub serves logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
 
 
 class Announcer:
@@ -66,6 +76,28 @@ class HubServer(Server[Any]):
         return super().create_initialization_options(opts, *args, **kwargs)
 
 
+def _host_connection(ctx: Ctx) -> Any:
+    """The host's connection: one per stdio process or HTTP session (private attribute; see
+    mcp-sdk notes, section 2). Falls back to this request's session proxy."""
+    return getattr(ctx.session, "_connection", None) or ctx.session
+
+
+def _log_route(ctx: Ctx) -> LogRoute | None:
+    """Where a call's downstream log messages go: on this request's stream, at the level this host
+    asked for (2026 hosts per request in ``_meta``, older ones with logging/setLevel)."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        level = (ctx.meta or {}).get(types.LOG_LEVEL_META_KEY)
+        if level is None:
+            return None  # a 2026 host that did not opt in gets no log messages
+    else:
+        level = getattr(_host_connection(ctx), "state", {}).get(LOG_LEVEL)
+
+    async def send(params: types.LoggingMessageNotificationParams) -> None:
+        await ctx.session.send_log_message(params.level, params.data, params.logger, related_request_id=ctx.request_id)
+
+    return LogRoute(level, send)
+
+
 def _protocol_error(e: HubError) -> MCPError:
     if isinstance(e, DownstreamError) and e.code is not None and e.code not in (types.CONNECTION_CLOSED,):
         return MCPError(e.code, str(e))
@@ -83,9 +115,15 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
         try:
-            return await catalog.call_tool(params.name, params.arguments, progress)
+            return await catalog.call_tool(params.name, params.arguments, progress, _log_route(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
+
+    async def set_log_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        state = getattr(_host_connection(ctx), "state", None)
+        if state is not None:
+            state[LOG_LEVEL] = params.level
+        return types.EmptyResult()
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[e.item for e in catalog.resources.values()])
@@ -99,6 +137,23 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
             return await catalog.read_resource(params.uri)
         except HubError as e:
             raise _protocol_error(e) from e
+
+    async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        session, host, uri = ctx.session, _host_connection(ctx), params.uri
+        try:
+            await catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri))
+        except HubError as e:
+            raise _protocol_error(e) from e
+        if stack := getattr(host, "exit_stack", None):  # the host went away: drop its subscription
+            stack.push_async_callback(catalog.unsubscribe, uri, host)
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        try:
+            await catalog.unsubscribe(params.uri, _host_connection(ctx))
+        except HubError as e:
+            raise _protocol_error(e) from e
+        return types.EmptyResult()
 
     async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[e.item for e in catalog.prompts.values()])
@@ -129,9 +184,12 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,
+        on_set_logging_level=set_log_level,
         on_subscriptions_listen=ListenHandler(announcer.bus),
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
