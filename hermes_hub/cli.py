@@ -21,7 +21,8 @@ import mcp.types as types
 from mcp import MCPError
 
 from hermes_hub import tables
-from hermes_hub.config import load_config
+from hermes_hub.admin_cli import audit_cmd, token
+from hermes_hub.config import HubConfig, load_config
 from hermes_hub.errors import ConfigError, HubError
 from hermes_hub.target import BadTarget, Target, connect
 
@@ -134,11 +135,20 @@ def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: b
 
     host = host or cfg.hub.host
     port = cfg.hub.port if port is None else port
-    if not _is_loopback(host):
-        _fail(f"refusing to listen on {host}: the hub has no authentication configured, so it serves loopback "
-              f"only. Use --host 127.0.0.1 (or put an authenticating proxy in front).", 2)
+    if not _is_loopback(host) and not anyio.run(_has_tokens, cfg):
+        _fail(f"refusing to listen on {host}: no tokens are configured, so every caller would be the local user. "
+              f"Create one with `hermes-hub token create USER` (or set auth.tokens in hub.json), "
+              f"or use --host 127.0.0.1.", 2)
     log.info("serving %d servers at http://%s:%d/mcp", len(cfg.enabled()), host, port)
     uvicorn.run(build_app(hub, host=host), host=host, port=port, log_level="warning" if quiet else "info")
+
+
+async def _has_tokens(cfg: HubConfig) -> bool:
+    from hermes_hub.identity import Authenticator, StaticToken
+    from hermes_hub.storage import open_store
+
+    async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
+        return await Authenticator(store, [StaticToken(t.token, t.user, t.role) for t in cfg.auth.tokens]).enabled()
 
 
 def _is_loopback(host: str) -> bool:
@@ -293,3 +303,7 @@ async def prompt(name: str, raw_args: str | None, config: str, url: str | None, 
     async with connect(_target(config, url, command, direct)) as (client, _):
         result = await client.get_prompt(name, arguments)
     click.echo(_dump(result) if as_json else tables.result_text(result))
+
+
+main.add_command(token)
+main.add_command(audit_cmd)

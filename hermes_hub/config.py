@@ -54,6 +54,16 @@ class ServerConfig(_Strict):
     startup_timeout: float = Field(30.0, gt=0)
     mode: Literal["auto", "legacy", "2026-07-28"] = "auto"
     disabled: bool = False
+    # supervision (see hermes_hub/downstream/backoff.py and health.py)
+    health_interval: float = Field(5.0, gt=0)
+    health_timeout: float = Field(5.0, gt=0)
+    health_failures: int = Field(3, ge=1)
+    backoff_initial: float = Field(1.0, ge=0)
+    backoff_max: float = Field(60.0, ge=0)
+    stable_after: float = Field(300.0, ge=0)
+    crash_loop_after: int = Field(5, ge=1)
+    roles: list[str] | None = None  # roles that may use this server; None: everyone
+    tool_roles: dict[str, list[str]] = Field(default_factory=dict)  # tool glob -> roles that may use it
 
     @field_validator("prefix")
     @classmethod
@@ -72,6 +82,9 @@ class ServerConfig(_Strict):
             raise ValueError("type 'stdio' needs 'command'")
         if self.type not in (None, "stdio") and not self.url:
             raise ValueError(f"type {self.type!r} needs 'url'")
+        if self.backoff_max < self.backoff_initial:
+            raise ValueError(f"backoff_max ({self.backoff_max:g}) must be at least backoff_initial "
+                             f"({self.backoff_initial:g})")
         return self
 
     @property
@@ -92,11 +105,35 @@ class HubSection(_Strict):
     port: int = Field(8600, ge=0, le=65535)
 
 
+class StorageSection(_Strict):
+    """Where the hub keeps sessions, tokens and the audit trail."""
+
+    url: str | None = None  # default: sqlite:///$HERMES_DATA_DIR/hub.db (~/.local/share/hermes-hub/hub.db)
+    audit_retention_days: float = Field(90.0, ge=0)  # 0 keeps rows forever
+    audit_mask_patterns: list[str] = Field(default_factory=list)  # regexes or presets "email", "phone"
+    max_message_bytes: int = Field(256 * 1024, ge=1024)
+
+
+class TokenEntry(_Strict):
+    token: str = Field(min_length=16)
+    user: str = Field(min_length=1)
+    role: Literal["user", "admin"] = "user"
+
+
+class AuthSection(_Strict):
+    """HTTP callers present ``Authorization: Bearer``; stdio callers are ``local_user``."""
+
+    local_user: str | None = None  # default: the OS user name
+    tokens: list[TokenEntry] = Field(default_factory=list)
+
+
 class HubConfig(_Strict):
     """The whole hub.json. ``base_dir`` resolves relative ``cwd`` paths; ``warnings`` are non-fatal."""
 
     mcp_servers: dict[str, ServerConfig] = Field(default_factory=dict, alias="mcpServers")
     hub: HubSection = Field(default_factory=HubSection)
+    storage: StorageSection = Field(default_factory=StorageSection)
+    auth: AuthSection = Field(default_factory=AuthSection)
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)
 
@@ -178,7 +215,7 @@ def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) ->
 
 
 def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[tuple[str, str]]) -> dict[str, Any]:
-    known_top = {"mcpServers", "hub"}
+    known_top = {"mcpServers", "hub", "storage", "auth"}
     out = {}
     for key, value in raw.items():
         if key in known_top:
@@ -198,16 +235,19 @@ def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[
 
 
 _SERVER_FIELDS = sorted(ServerConfig.model_fields)
-_HUB_FIELDS = sorted(HubSection.model_fields)
+_SECTION_FIELDS = {"hub": sorted(HubSection.model_fields), "storage": sorted(StorageSection.model_fields),
+                   "auth": sorted(AuthSection.model_fields)}
 
 
 def _message(err: Any) -> str:
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         key = str(err["loc"][-1])
-        fields = _HUB_FIELDS if err["loc"][0] == "hub" else _SERVER_FIELDS
+        fields = _SECTION_FIELDS.get(str(err["loc"][0]), _SERVER_FIELDS)
         if err["loc"][-2:-1] == ("tools",):
             fields = ["allow", "deny"]
+        elif err["loc"][:2] == ("auth", "tokens"):
+            fields = sorted(TokenEntry.model_fields)
         close = difflib.get_close_matches(key, fields, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
         return f"unknown key; {hint}"

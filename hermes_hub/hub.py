@@ -7,7 +7,8 @@
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
@@ -16,16 +17,36 @@ from typing import Any
 import anyio
 
 from hermes_hub.aggregation.catalog import Catalog, Mount
-from hermes_hub.aggregation.filters import NameFilter
+from hermes_hub import audit
+from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
 from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.hub_tools import status_items
+from hermes_hub.builtins.audit_tools import audit_items
+from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.config import HubConfig
+from hermes_hub.errors import HubError
+from hermes_hub.identity import (
+    ADMIN,
+    IDENTITY_KEY,
+    Authenticator,
+    Identity,
+    StaticToken,
+    current_identity,
+    local_user_name,
+)
+from hermes_hub.sessions import Sessions
+from hermes_hub.storage import Store, open_store
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.pool import Changes
-from hermes_hub.reloader import watch_config
+from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.status import hub_status
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
+
+@asynccontextmanager
+async def _unaudited() -> AsyncIterator[Any]:
+    yield audit.Recording()
+
 
 try:
     VERSION = version("hermes-hub")
@@ -39,14 +60,20 @@ class Hub:
     def __init__(self, config: HubConfig, *, config_path: str | Path | None = None) -> None:
         self.config = config
         self.config_path = Path(config_path) if config_path else None
+        self.store: Store | None = None
+        self.sessions: Sessions | None = None
+        self.authenticator = Authenticator(None)
+        self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
-        self.builtins.add(*status_items(self.status))
+        self.builtins.add(*status_items(self.status), *session_items(self._sessions),
+                          *audit_items(self._store, self._reload_tool))
+        self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
-        self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes)
+        self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
         self.announcer = Announcer()
         self.server: HubServer = build_server(
-            self.catalog, self.announcer, name=config.hub.name, version=VERSION,
+            self.catalog, self.announcer, name=config.hub.name, version=VERSION, identify=self.identify,
             instructions="hermes-hub: tools of several MCP servers, each prefixed with its server's name.",
         )
         self._reload_lock = anyio.Lock()
@@ -54,13 +81,51 @@ class Hub:
         self._wake = anyio.Event()
         self._stack = AsyncExitStack()
 
+    def _sessions(self) -> Sessions:
+        if self.sessions is None:
+            raise HubError("the hub's store is not open; sessions are available once the hub has started")
+        return self.sessions
+
+    def _store(self) -> Store:
+        if self.store is None:
+            raise HubError("the hub's store is not open yet")
+        return self.store
+
+    def identify(self, ctx: Any) -> Identity:
+        """The caller of a request: who the HTTP auth middleware found, else the local user."""
+        request = getattr(ctx, "request", None)
+        found = request.scope.get("state", {}).get(IDENTITY_KEY) if request is not None else None
+        return found or self.local
+
+    def _audit(self, *, tool: str, server: str | None, arguments: dict[str, Any] | None) -> Any:
+        if self.store is None:
+            return _unaudited()
+        return audit.record(self.store, user_id=current_identity().user_id, tool=tool, server=server,
+                            arguments=arguments, masker=self.masker)
+
+    async def _reload_tool(self) -> dict[str, Any]:
+        if self.config_path is None:
+            raise HubError("this hub was started without a config file, so there is nothing to reload")
+        if not await reload_from(self, self.config_path, "hermes_hub_reload"):
+            raise HubError("the config file is invalid; the running configuration stays (see the hub's log)")
+        return {"reloaded": str(self.config_path), "servers": sorted(self.pool.connections)}
+
+    async def _prune_loop(self) -> None:
+        while True:
+            days = self.config.storage.audit_retention_days
+            if days > 0 and self.store is not None:
+                await audit.prune(self.store, days=days)
+            await anyio.sleep(3600)
+
     def _mounts(self) -> list[Mount]:
         sep = self.config.hub.separator
-        mounts = [Mount(self.builtins, Namespace(self.config.hub.prefix, sep), config_path="hub")]
+        mounts = [Mount(self.builtins, Namespace(self.config.hub.prefix, sep), config_path="hub",
+                        access=self.builtins.access)]
         for name, conn in self.pool.connections.items():
             cfg = conn.cfg
             mounts.append(Mount(conn, Namespace(self.config.prefix_of(name), sep),
-                                NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}"))
+                                NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}",
+                                RoleFilter.of(cfg.roles, cfg.tool_roles)))
         return mounts
 
     async def reload(self, config: HubConfig) -> Changes:
@@ -93,6 +158,12 @@ class Hub:
             tg = await self._stack.enter_async_context(anyio.create_task_group())
             self._stack.callback(tg.cancel_scope.cancel)
             tg.start_soon(self._announce_loop)
+            storage = self.config.storage
+            self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
+            self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
+            static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
+            self.authenticator = Authenticator(self.store, static)
+            tg.start_soon(self._prune_loop)
             await self._stack.enter_async_context(self.pool)
             if self.config_path is not None:
                 tg.start_soon(watch_config, self, self.config_path)

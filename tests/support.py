@@ -92,3 +92,10 @@ async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[st
         with anyio.fail_after(30):
             await wait_http(f"http://127.0.0.1:{port}/readyz", p, log)
         yield f"http://127.0.0.1:{port}/mcp"
+
+# The hub's own tools, as the local user (an admin) sees them.
+BUILTIN_TOOLS = {
+    "hermes_hub_status", "hermes_hub_reload", "hermes_audit_query",
+    *(f"hermes_session_{op}" for op in
+      ("create", "list", "history", "append", "search", "rename", "delete", "delete_all")),
+}

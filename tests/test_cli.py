@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hermes_hub.cli import main
-from tests.support import demo, free_port, served_hub, toy
+from tests.support import BUILTIN_TOOLS, demo, free_port, served_hub, toy
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -147,7 +147,7 @@ def test_servers_shows_each_state_and_count_and_a_failed_servers_reason_in_full_
         "old     DISABLED  -          -      -          -        -           -",
         f"ghost FAILED: {GHOST_FIX}",  # the cell cuts off the fix, so the whole reason follows the table
     ]
-    assert re.fullmatch(r"3 tools \(~[\d,]+ tokens of tool list\)", totals)
+    assert re.fullmatch(rf"{2 + len(BUILTIN_TOOLS)} tools \(~[\d,]+ tokens of tool list\)", totals)
 
 
 def test_servers_json_is_the_hubs_status_document(ghost_config):
@@ -159,7 +159,7 @@ def test_servers_json_is_the_hubs_status_document(ghost_config):
     assert {n: s["state"] for n, s in by_name.items()} == {"notes": "READY", "ghost": "FAILED", "old": "DISABLED"}
     assert by_name["ghost"]["error"] == GHOST_FIX
     assert (by_name["notes"]["tools"], by_name["notes"]["prompts"]) == (2, 1)
-    assert status["totals"]["tools"] == 3
+    assert status["totals"]["tools"] == 2 + len(BUILTIN_TOOLS)
 
 
 # -- tools -------------------------------------------------------------------------------------------------
@@ -169,11 +169,11 @@ def test_tools_of_working_servers_are_listed_even_when_another_servers_command_d
     result = invoke("tools", "--config", ghost_config)
 
     assert result.exit_code == 0
-    assert lines(result.stdout) == [
-        "TOOL                SERVER  DESCRIPTION",
-        "hermes_hub_status   hermes  Show the hub's downstream servers: state (READY, STARTING, FAILED), t…",
-        *NOTES_TOOLS,
-    ]
+    header, *rows = lines(result.stdout)
+    assert header.split() == ["TOOL", "SERVER", "DESCRIPTION"]
+    assert {row.split()[0] for row in rows} == BUILTIN_TOOLS | {"notes_create_note", "notes_search_notes"}
+    assert any(row.startswith("hermes_hub_status ") and " hermes  Show the hub's downstream servers" in row
+               for row in rows)
 
 
 def test_tools_server_filter_keeps_only_that_servers_tools(tmp_path, data):
@@ -266,10 +266,13 @@ def test_resources_lists_resources_and_templates_with_their_server(notes_config)
 
     assert result.exit_code == 0
     assert lines(result.stdout) == [
-        "URI                           SERVER  NAME",
-        "hub://hermes/status           hermes  hub_status",
-        "notes://notes/note/groceries  notes   groceries",
-        "notes://notes/note/{id}       notes   note (template)",
+        "URI                                 SERVER  NAME",
+        "hub://hermes/status                 hermes  hub_status",
+        "hub://hermes/sessions               hermes  sessions",
+        "hub://hermes/audit                  hermes  audit",
+        "notes://notes/note/groceries        notes   groceries",
+        "hub://hermes/sessions/{session_id}  hermes  session transcript (template)",
+        "notes://notes/note/{id}             notes   note (template)",
     ]
 
 

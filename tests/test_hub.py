@@ -16,7 +16,7 @@ from mcp import Client, MCPError
 
 from hermes_hub import Hub
 from hermes_hub.config import parse_config
-from tests.support import PROJECT, demo, toy
+from tests.support import BUILTIN_TOOLS, PROJECT, demo, toy
 
 pytestmark = pytest.mark.anyio
 ERAS = ["auto", "legacy"]
@@ -43,7 +43,7 @@ async def test_tools_of_every_server_are_listed_with_their_prefix(demo_hub, mode
     async with Client(demo_hub.server, mode=mode) as host:
         tools = {t.name: t for t in (await host.list_tools()).tools}
     assert set(tools) == {
-        "hermes_hub_status", "calendar_query", "calendar_create_event", "reminders_send_reminder",
+        *BUILTIN_TOOLS, "calendar_query", "calendar_create_event", "reminders_send_reminder",
         "reminders_list_reminders", "notes_create_note", "notes_search_notes",
     }
     assert tools["calendar_query"].meta["hermes-hub/origin"] == {"server": "calendar", "name": "query"}
@@ -98,7 +98,7 @@ async def test_resources_templates_prompts_and_completions_are_routed(demo_hub, 
             types.ResourceTemplateReference(type="ref/resource", uri="notes://notes/note/{id}"),
             {"name": "id", "value": "g"})
     assert "hub://hermes/status" in resources
-    assert templates == ["notes://notes/note/{id}"]
+    assert templates == ["hub://hermes/sessions/{session_id}", "notes://notes/note/{id}"]
     assert read.contents[0].uri == "notes://notes/note/groceries"
     assert "milk, eggs" in read.contents[0].text
     assert "milk, eggs" in prompt.messages[0].content.text
@@ -122,14 +122,14 @@ async def test_allow_and_deny_lists_filter_a_servers_tools(tmp_path):
         names = {t.name for t in (await host.list_tools()).tools}
         with pytest.raises(MCPError):
             await host.call_tool("notes_search_notes", {"query": "x"})
-    assert names == {"hermes_hub_status", "notes_create_note", "calendar_query"}
+    assert names == {*BUILTIN_TOOLS, "notes_create_note", "calendar_query"}
 
 
 async def test_an_empty_prefix_serves_the_servers_own_names(tmp_path):
     async with hub_of({"cal": demo("calendar", tmp_path, prefix="")}) as h, Client(h.server) as host:
         names = {t.name for t in (await host.list_tools()).tools}
         result = await host.call_tool("query", {"start_date": "2026-01-01", "end_date": "2026-01-02"})
-    assert names == {"hermes_hub_status", "query", "create_event"}
+    assert names == {*BUILTIN_TOOLS, "query", "create_event"}
     assert result.structured_content == {"events": []}
 
 
@@ -232,7 +232,7 @@ async def test_status_estimates_the_tokens_the_tool_list_costs(demo_hub):
         status = (await host.call_tool("hermes_hub_status", {})).structured_content
         listed = (await host.read_resource("hub://hermes/status")).contents[0].text
     assert 300 < status["tool_list_tokens"] < 5000
-    assert status["totals"]["tools"] == 7
+    assert status["totals"]["tools"] == 6 + len(BUILTIN_TOOLS)
     assert '"tool_list_tokens"' in listed
 
 
@@ -250,8 +250,8 @@ async def test_ready_means_every_page_of_tools_resources_and_prompts_was_listed(
         resources = [r.uri for r in (await host.list_resources()).resources]
         prompts = [p.name for p in (await host.list_prompts()).prompts]
         last = await host.call_tool("paged_t7", {})
-    assert tools == ["hermes_hub_status", *[f"paged_t{i}" for i in range(8)]]
-    assert resources[1:] == [f"paged://paged/r/{i}" for i in range(7)]
+    assert [t for t in tools if t not in BUILTIN_TOOLS] == [f"paged_t{i}" for i in range(8)]
+    assert [r for r in resources if r.startswith("paged:")] == [f"paged://paged/r/{i}" for i in range(7)]
     assert prompts == [f"paged_p{i}" for i in range(5)]
     assert last.content[0].text == "called t7"
 

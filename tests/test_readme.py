@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from hermes_hub.config import HubSection, ServerConfig, ToolFilter, parse_config
+from hermes_hub.config import (
+    AuthSection,
+    HubSection,
+    ServerConfig,
+    StorageSection,
+    TokenEntry,
+    ToolFilter,
+    parse_config,
+)
 from tests.support import PROJECT
 
 README = (PROJECT / "README.md").read_text()
@@ -21,7 +29,8 @@ def blocks(lang: str) -> list[str]:
 
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
-    keys = set(ServerConfig.model_fields) | set(ToolFilter.model_fields) | set(HubSection.model_fields)
+    sections = (ServerConfig, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry)
+    keys = {key for section in sections for key in section.model_fields}
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in README]
     assert missing == []
 

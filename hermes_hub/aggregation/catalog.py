@@ -11,16 +11,17 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import mcp.types as types
 
 from hermes_hub.aggregation.arguments import ArgumentCheck
-from hermes_hub.aggregation.filters import NameFilter
+from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
-from hermes_hub.aggregation.truncation import fit_result
+from hermes_hub.aggregation.truncation import fit_result, rough_size
 from hermes_hub.downstream.connection import CALLER_LOGS, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
@@ -56,6 +57,7 @@ class Mount:
     namespace: Namespace
     tool_filter: NameFilter = NameFilter()
     config_path: str = ""  # where the fix goes, e.g. "mcpServers.notes"
+    access: Callable[[str, str], bool] = RoleFilter()  # (own tool name, caller's role) -> may use it
 
 
 @dataclass
@@ -84,10 +86,38 @@ class Collision:
         return f"set mcpServers.{self.loser}.prefix to a unique value"
 
 
+class Outcome(Protocol):
+    """What the audit learns about a call from inside it (see ``hermes_hub.audit.Recording``)."""
+
+    result_size: int | None
+
+    def tool_error(self, text: str) -> None: ...
+    def refused(self, text: str) -> None: ...
+
+
+class _Unrecorded:
+    result_size: int | None = None
+
+    def tool_error(self, text: str) -> None: ...
+    def refused(self, text: str) -> None: ...
+
+
+@asynccontextmanager
+async def _no_audit(**_: Any) -> AsyncIterator[Outcome]:
+    yield _Unrecorded()
+
+
+Auditor = Callable[..., AbstractAsyncContextManager[Outcome]]
+
+
 class Catalog:
-    def __init__(self, mounts: Sequence[Mount], max_result_bytes: int = 1_000_000) -> None:
+    """``auditor(tool=, server=, arguments=)`` wraps every call (see ``hermes_hub.audit.record``)."""
+
+    def __init__(self, mounts: Sequence[Mount], max_result_bytes: int = 1_000_000,
+                 auditor: Auditor = _no_audit) -> None:
         self.mounts = list(mounts)
         self.max_result_bytes = max_result_bytes
+        self.auditor = auditor
         self.tools: dict[str, Entry] = {}
         self.prompts: dict[str, Entry] = {}
         self.resources: dict[str, Entry] = {}
@@ -151,8 +181,11 @@ class Catalog:
 
     # -- listing ---------------------------------------------------------------------------
 
-    def list_tools(self) -> list[types.Tool]:
-        return self._tool_list
+    def list_tools(self, role: str = "admin") -> list[types.Tool]:
+        """The tools a caller with ``role`` may use (and so may see)."""
+        if role == "admin":
+            return self._tool_list
+        return [e.item for e in self.tools.values() if e.mount.access(e.original, role)]
 
     def token_estimate(self) -> int:
         """Roughly what the tool list costs a host's context (4 characters a token)."""
@@ -167,16 +200,29 @@ class Catalog:
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
-        logs: LogRoute | None = None,
+        logs: LogRoute | None = None, role: str = "admin",
     ) -> types.CallToolResult:
         """Route a call. Failures a model can act on come back as ``isError`` results.
         Log messages the server sends during the call go to ``logs``."""
         entry = self.tools.get(name)
-        if entry is None:
-            if waiting := self._not_ready_owner(name):
-                return error_result(str(waiting))
-            raise UnknownName("tool", name, "list the tools with `hermes-hub tools` (names are prefixed per server)")
-        arguments = arguments or {}
+        if entry is not None and not entry.mount.access(entry.original, role):
+            entry = None  # a tool the caller may not use does not exist for them
+        async with self.auditor(tool=name, server=entry.mount.source.name if entry else None,
+                                arguments=arguments) as outcome:
+            if entry is None:
+                waiting = self._not_ready_owner(name)
+                outcome.refused(str(waiting) if waiting else "unknown tool")
+                if waiting:
+                    return error_result(str(waiting))
+                raise UnknownName("tool", name, "list the tools with `hermes-hub tools` (names are prefixed per server)")
+            result = await self._forward(entry, name, arguments or {}, progress, logs)
+            outcome.result_size = rough_size(result)
+            if result.is_error:
+                outcome.tool_error(_first_text(result))
+            return result
+
+    async def _forward(self, entry: Entry, name: str, arguments: dict[str, Any], progress: ProgressFn | None,
+                       logs: LogRoute | None) -> types.CallToolResult:
         if problems := entry.check.problems(arguments):
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
@@ -255,6 +301,10 @@ class Catalog:
             raise ServerNotReady(waiting[0].source.name, waiting[0].source.describe_state(),
                                  getattr(waiting[0].source, "error", None))
         raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
+
+
+def _first_text(result: types.CallToolResult) -> str:
+    return next((b.text for b in result.content if isinstance(b, types.TextContent)), "")
 
 
 def error_result(text: str) -> types.CallToolResult:

@@ -14,7 +14,7 @@ def result_size(result: types.CallToolResult) -> int:
     return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
 
 
-def _rough_size(result: types.CallToolResult) -> int:
+def rough_size(result: types.CallToolResult) -> int:
     """A cheap lower bound, so small results skip serialising."""
     n = 0
     for block in result.content:
@@ -26,7 +26,7 @@ def _rough_size(result: types.CallToolResult) -> int:
 
 def fit_result(result: types.CallToolResult, limit: int) -> types.CallToolResult:
     """``result`` unchanged when it fits in ``limit`` bytes, else a cut copy ending in a marker."""
-    if _rough_size(result) < limit // 2 and result.structured_content is None:
+    if rough_size(result) < limit // 2 and result.structured_content is None:
         return result
     size = result_size(result)
     if size <= limit:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,12 +14,14 @@ from hermes_hub.errors import UnknownName
 
 ToolHandler = Callable[[dict[str, Any]], Awaitable[types.CallToolResult]]
 ResourceReader = Callable[[], Awaitable[str]]
+TemplateReader = Callable[[dict[str, str]], Awaitable[str]]
 
 
 @dataclass(frozen=True)
 class BuiltinTool:
     tool: types.Tool
     handler: ToolHandler
+    admin_only: bool = False  # hidden from, and refused to, everyone but admins
 
 
 @dataclass(frozen=True)
@@ -27,24 +30,43 @@ class BuiltinResource:
     read: ResourceReader
 
 
+@dataclass(frozen=True)
+class BuiltinTemplate:
+    template: types.ResourceTemplate
+    read: TemplateReader
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        parts = re.split(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", self.template.uri_template)
+        pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
+        m = re.fullmatch(pattern, uri)
+        return m.groupdict() if m else None
+
+
 class Builtins:
     """Always READY; exposes whatever tools and resources were registered."""
 
     name = "hermes"
     ready = True
-    templates: list[types.ResourceTemplate] = []
     prompts: list[types.Prompt] = []
+    error = None
 
     def __init__(self) -> None:
         self._tools: dict[str, BuiltinTool] = {}
         self._resources: dict[str, BuiltinResource] = {}
+        self._templates: list[BuiltinTemplate] = []
 
-    def add(self, *items: BuiltinTool | BuiltinResource) -> None:
+    def add(self, *items: BuiltinTool | BuiltinResource | BuiltinTemplate) -> None:
         for item in items:
             if isinstance(item, BuiltinTool):
                 self._tools[item.tool.name] = item
-            else:
+            elif isinstance(item, BuiltinResource):
                 self._resources[item.resource.uri] = item
+            else:
+                self._templates.append(item)
+
+    @property
+    def templates(self) -> list[types.ResourceTemplate]:
+        return [t.template for t in self._templates]
 
     @property
     def tools(self) -> list[types.Tool]:
@@ -57,19 +79,27 @@ class Builtins:
     def describe_state(self) -> str:
         return "READY"
 
+    def access(self, name: str, role: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is None or not tool.admin_only or role == "admin"
+
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, progress: Any = None) -> types.CallToolResult:
         if name not in self._tools:
             raise UnknownName("tool", name)
         return await self._tools[name].handler(arguments or {})
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        if uri not in self._resources:
-            raise UnknownName("resource", uri)
-        r = self._resources[uri]
-        text = await r.read()
-        return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=uri, mime_type=r.resource.mime_type, text=text)]
-        )
+        if uri in self._resources:
+            r = self._resources[uri]
+            text, mime = await r.read(), r.resource.mime_type
+        else:
+            for t in self._templates:
+                if (params := t.match(uri)) is not None:
+                    text, mime = await t.read(params), t.template.mime_type
+                    break
+            else:
+                raise UnknownName("resource", uri)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
         raise UnknownName("prompt", name)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+
+from hermes_hub.upstream.auth import BearerAuth
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -34,6 +36,22 @@ def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
         ready = hub.pool.settled
         return JSONResponse({"ready": ready, "servers": servers}, status_code=200 if ready else 503)
 
-    return Starlette(
+    app = Starlette(
         routes=[Route("/healthz", healthz), Route("/readyz", readyz), Mount("/", app=mcp_app)], lifespan=lifespan
     )
+    # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
+    app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local)
+    return app
+
+
+class _Deferred:
+    """The hub's current authenticator, resolved when a request arrives."""
+
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
+
+    async def enabled(self) -> bool:
+        return await self._hub.authenticator.enabled()
+
+    async def identify(self, token: str) -> Any:
+        return await self._hub.authenticator.identify(token)

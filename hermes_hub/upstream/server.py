@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
@@ -28,7 +29,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.downstream.connection import LogRoute
-from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
+from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
+from hermes_hub.identity import Identity, current_identity, reset_identity, set_identity
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
@@ -101,21 +103,36 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
 def _protocol_error(e: HubError) -> MCPError:
     if isinstance(e, DownstreamError) and e.code is not None and e.code not in (types.CONNECTION_CLOSED,):
         return MCPError(e.code, str(e))
-    code = types.INVALID_PARAMS if isinstance(e, UnknownName) else types.INTERNAL_ERROR
+    code = types.INVALID_PARAMS if isinstance(e, UnknownName | NotFound | InvalidInput) else types.INTERNAL_ERROR
     return MCPError(code, str(e))
 
 
+def as_caller(identify: Callable[[Ctx], Identity], handler: Callable[[Ctx, Any], Awaitable[Any]],
+              ) -> Callable[[Ctx, Any], Awaitable[Any]]:
+    """Run ``handler`` with the caller's identity set (read back with ``current_identity()``)."""
+
+    async def handle(ctx: Ctx, params: Any) -> Any:
+        token = set_identity(identify(ctx))
+        try:
+            return await handler(ctx, params)
+        finally:
+            reset_identity(token)
+
+    return handle
+
+
 def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: str,
-                 instructions: str | None = None) -> HubServer:
+                 identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=catalog.list_tools())
+        return types.ListToolsResult(tools=catalog.list_tools(current_identity().role))
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
         try:
-            return await catalog.call_tool(params.name, params.arguments, progress, _log_route(ctx))
+            return await catalog.call_tool(params.name, params.arguments, progress, _log_route(ctx),
+                                           role=current_identity().role)
         except HubError as e:
             raise _protocol_error(e) from e
 
@@ -174,23 +191,19 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         except HubError as e:
             raise _protocol_error(e) from e
 
+    handlers = {
+        "on_list_tools": list_tools, "on_call_tool": call_tool, "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates, "on_read_resource": read_resource,
+        "on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe, "on_list_prompts": list_prompts,
+        "on_get_prompt": get_prompt, "on_completion": complete, "on_set_logging_level": set_log_level,
+    }
     server = HubServer(
         name,
         version=version,
         instructions=instructions,
         get_tool_input_schema=catalog.input_schema,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=complete,
-        on_set_logging_level=set_log_level,
         on_subscriptions_listen=ListenHandler(announcer.bus),
+        **{slot: as_caller(identify, handler) for slot, handler in handlers.items()},
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
     return server

@@ -1,0 +1,130 @@
+"""``hermes-hub token`` and ``hermes-hub audit``: the hub's own state, read from its store directly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import click
+
+from hermes_hub import audit, tables
+from hermes_hub.config import load_config
+from hermes_hub.errors import ConfigError, HubError
+from hermes_hub.identity import ADMIN, USER, create_token
+from hermes_hub.storage import Store, open_store
+
+CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
+
+
+@asynccontextmanager
+async def _store(config: str) -> AsyncIterator[Store]:
+    cfg = load_config(config)
+    async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
+        yield store
+
+
+def _run(fn, *args):  # type: ignore[no-untyped-def]
+    try:
+        return anyio.run(fn, *args)
+    except HubError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2 if isinstance(e, ConfigError) else 1)
+
+
+@click.group()
+def token() -> None:
+    """Create, list and revoke bearer tokens for HTTP callers."""
+
+
+@token.command("create")
+@click.argument("user")
+@click.option("--role", type=click.Choice([USER, ADMIN]), default=USER, show_default=True)
+@click.option("--name", default="", help="a label, e.g. the device using it")
+@CONFIG
+def token_create(user: str, role: str, name: str, config: str) -> None:
+    """Create a token for USER and print it once (only its hash is stored)."""
+
+    async def go() -> None:
+        async with _store(config) as store:
+            secret, record = await create_token(store, user, role, name)
+        click.echo(secret)
+        click.echo(f"created {record.id} for {record.user_id} (role {record.role}); it is shown only this once",
+                   err=True)
+
+    _run(go)
+
+
+@token.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@CONFIG
+def token_list(as_json: bool, config: str) -> None:
+    """List tokens (never their secrets)."""
+
+    async def go() -> None:
+        async with _store(config) as store:
+            rows = await store.list_tokens()
+        data = [{"id": r.id, "user": r.user_id, "role": r.role, "name": r.name,
+                 "created_at": r.created_at.isoformat(), "revoked_at": r.revoked_at and r.revoked_at.isoformat()}
+                for r in rows]
+        if as_json:
+            click.echo(json.dumps(data, indent=2))
+        else:
+            click.echo(tables.table(["id", "user", "role", "name", "created", "revoked"],
+                                    [[d["id"], d["user"], d["role"], d["name"], d["created_at"][:19],
+                                      (d["revoked_at"] or "")[:19]] for d in data]))
+
+    _run(go)
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@CONFIG
+def token_revoke(token_id: str, config: str) -> None:
+    """Revoke the token with TOKEN_ID (see `token list`)."""
+
+    async def go() -> None:
+        async with _store(config) as store:
+            if not await store.revoke_token(token_id, at=datetime.now(UTC)):
+                raise HubError(f"no live token with id {token_id!r}; see `hermes-hub token list`")
+        click.echo(f"revoked {token_id}")
+
+    _run(go)
+
+
+@click.command("audit")
+@click.option("--user", help="whose calls (default: everyone's)")
+@click.option("--tool", help="only this public tool name")
+@click.option("--since", help="ISO 8601 time, or a duration like 30m, 12h, 7d")
+@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@CONFIG
+def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, config: str) -> None:
+    """Show tool calls made through the hub, newest first (secrets masked)."""
+
+    async def go() -> None:
+        async with _store(config) as store:
+            rows = await audit.query(store, "cli", admin=True, user=user, tool=tool, since=_since(since), limit=limit)
+        if as_json:
+            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+            return
+        click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "error"],
+                                [[r.at.isoformat()[:19], r.user_id, r.tool, r.outcome, round(r.duration_ms, 1),
+                                  r.error] for r in rows]))
+
+    _run(go)
+
+
+def _since(raw: str | None) -> datetime | timedelta | None:
+    if not raw:
+        return None
+    units = {"m": 60, "h": 3600, "d": 86400}
+    if raw[-1:] in units and raw[:-1].isdigit():
+        return timedelta(seconds=int(raw[:-1]) * units[raw[-1]])
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError:
+        raise HubError(f"--since {raw!r}: give an ISO 8601 time (2026-11-29T08:00:00Z) or a duration (30m, 12h, 7d)")

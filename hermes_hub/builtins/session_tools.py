@@ -1,0 +1,119 @@
+"""``hermes_session_*``: conversations kept by the hub, always the caller's own.
+
+Tools: create, list, history, append, search, rename, delete, delete_all. Resources: the caller's
+session list (``hub://hermes/sessions``) and each transcript (``hub://hermes/sessions/{session_id}``).
+Another user's session id answers "not found", exactly like an id that never existed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp.types as types
+
+from hermes_hub.builtins.source import BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
+from hermes_hub.errors import HubError
+from hermes_hub.identity import current_identity
+from hermes_hub.sessions import Sessions
+
+SID = {"type": "string", "description": "a session id from hermes_session_create or hermes_session_list"}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": 200, "description": "page size"}
+CURSOR = {"type": "string", "description": "next_cursor of the previous page"}
+ROLE = {"type": "string", "enum": ["system", "user", "assistant", "tool"]}
+TOOL_CALL = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "object"}},
+    "required": ["id", "name"],
+}
+
+
+def _schema(properties: dict[str, Any], required: list[str] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+def _tool(name: str, description: str, schema: dict[str, Any], run: Callable[[str, dict[str, Any]], Awaitable[Any]],
+          *, read_only: bool = False, destructive: bool = False) -> BuiltinTool:
+    async def handler(args: dict[str, Any]) -> types.CallToolResult:
+        try:
+            out = await run(current_identity().user_id, args)
+        except HubError as e:  # not found, invalid input, session busy: the model can act on these
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(e))], is_error=True)
+        return json_result(out.model_dump(mode="json") if hasattr(out, "model_dump") else out)
+
+    annotations = types.ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive, open_world_hint=False)
+    return BuiltinTool(types.Tool(name=name, description=description, input_schema=schema, annotations=annotations),
+                       handler)
+
+
+def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinResource | BuiltinTemplate]:
+    """The session tools and resources over the hub's ``Sessions`` (looked up per call: opened on start)."""
+
+    async def create(uid: str, a: dict[str, Any]) -> Any:
+        return await get().create(uid, a.get("title", ""))
+
+    async def list_(uid: str, a: dict[str, Any]) -> Any:
+        return await get().list(uid, limit=a.get("limit", 20), cursor=a.get("cursor"))
+
+    async def history(uid: str, a: dict[str, Any]) -> Any:
+        return await get().history(uid, a["session_id"], limit=a.get("limit", 50), cursor=a.get("cursor"),
+                                   newest_first=a.get("newest_first", False))
+
+    async def append(uid: str, a: dict[str, Any]) -> Any:
+        return await get().append(uid, a["session_id"], role=a["role"], content=a["content"],
+                                  tool_calls=a.get("tool_calls"), tool_call_id=a.get("tool_call_id"),
+                                  metadata=a.get("metadata"))
+
+    async def search(uid: str, a: dict[str, Any]) -> Any:
+        hits = await get().search(uid, a["query"], limit=a.get("limit", 20), session_id=a.get("session_id"))
+        return {"results": [h.model_dump(mode="json") for h in hits]}
+
+    async def rename(uid: str, a: dict[str, Any]) -> Any:
+        return await get().rename(uid, a["session_id"], a["title"])
+
+    async def delete(uid: str, a: dict[str, Any]) -> Any:
+        await get().delete(uid, a["session_id"])
+        return {"deleted": a["session_id"]}
+
+    async def delete_all(uid: str, a: dict[str, Any]) -> Any:
+        return {"deleted": await get().delete_all(uid)}
+
+    async def list_text() -> str:
+        page = await get().list(current_identity().user_id, limit=200)
+        return json.dumps(page.model_dump(mode="json"), indent=2)
+
+    async def transcript(params: dict[str, str]) -> str:
+        page = await get().history(current_identity().user_id, params["session_id"], limit=200)
+        return json.dumps(page.model_dump(mode="json"), indent=2)
+
+    return [
+        _tool("session_create", "Start a new conversation session; returns its id.",
+              _schema({"title": {"type": "string", "maxLength": 200}}), create),
+        _tool("session_list", "List your sessions, most recently updated first.",
+              _schema({"limit": LIMIT, "cursor": CURSOR}), list_, read_only=True),
+        _tool("session_history", "Read a session's messages in order, tool calls included; page with cursor.",
+              _schema({"session_id": SID, "limit": LIMIT, "cursor": CURSOR, "newest_first": {"type": "boolean"}},
+                      ["session_id"]), history, read_only=True),
+        _tool("session_append", "Append one message (system, user, assistant or tool) to a session.",
+              _schema({"session_id": SID, "role": ROLE, "content": {"type": "string"},
+                       "tool_calls": {"type": "array", "items": TOOL_CALL}, "tool_call_id": {"type": "string"},
+                       "metadata": {"type": "object"}}, ["session_id", "role", "content"]), append),
+        _tool("session_search", "Full-text search over your sessions (any language); returns snippets.",
+              _schema({"query": {"type": "string", "minLength": 1}, "limit": LIMIT, "session_id": SID}, ["query"]),
+              search, read_only=True),
+        _tool("session_rename", "Give a session a new title.",
+              _schema({"session_id": SID, "title": {"type": "string", "maxLength": 200}}, ["session_id", "title"]),
+              rename),
+        _tool("session_delete", "Delete one session and all its messages.", _schema({"session_id": SID},
+                                                                                   ["session_id"]), delete,
+              destructive=True),
+        _tool("session_delete_all", "Delete every one of your sessions. Pass confirm: true.",
+              _schema({"confirm": {"const": True}}, ["confirm"]), delete_all, destructive=True),
+        BuiltinResource(types.Resource(uri="hub://sessions", name="sessions", mime_type="application/json",
+                                       description="Your sessions, most recently updated first"), list_text),
+        BuiltinTemplate(types.ResourceTemplate(uri_template="hub://sessions/{session_id}", name="session transcript",
+                                               mime_type="application/json",
+                                               description="The first 200 messages of one of your sessions"),
+                        transcript),
+    ]

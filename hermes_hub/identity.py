@@ -1,0 +1,119 @@
+"""Who is calling: the local user on stdio, the owner of a bearer token on HTTP.
+
+    token = new_token()                         # shown once; only token_hash(token) is stored
+    identity = await Authenticator(store, config_tokens).identify(token)
+
+Every request handler reads the caller with ``current_identity()``; the upstream server sets it
+per request, so built-in tools and the audit never guess.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import getpass
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hermes_hub.errors import InvalidInput
+from hermes_hub.storage import Store
+from hermes_hub.storage.records import TokenRecord, utcnow
+
+TOKEN_PREFIX = "hh_"
+IDENTITY_KEY = "hermes_identity"  # where the HTTP auth middleware leaves the caller in the ASGI scope state
+ADMIN = "admin"
+USER = "user"
+
+
+@dataclass(frozen=True)
+class Identity:
+    user_id: str
+    role: str = USER
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == ADMIN
+
+
+_current: contextvars.ContextVar[Identity | None] = contextvars.ContextVar("hermes_identity", default=None)
+
+
+def local_user_name() -> str:
+    """The OS user running the hub: the identity of stdio callers unless ``auth.local_user`` says otherwise."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return os.environ.get("USER", "local")
+
+
+def current_identity() -> Identity:
+    ident = _current.get()
+    if ident is None:
+        raise RuntimeError("no caller identity is set for this request (a bug: the upstream sets it)")
+    return ident
+
+
+def set_identity(identity: Identity) -> contextvars.Token[Identity | None]:
+    return _current.set(identity)
+
+
+def reset_identity(token: contextvars.Token[Identity | None]) -> None:
+    _current.reset(token)
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StaticToken:
+    """A token written in hub.json (usually as ``${ENV}``) rather than created with ``hermes-hub token``."""
+
+    token: str
+    user: str
+    role: str = USER
+
+
+class Authenticator:
+    """Checks bearer tokens against hub.json's tokens and the store's (hashed) tokens."""
+
+    def __init__(self, store: Store | None, static: Iterable[StaticToken] = ()) -> None:
+        self._store = store
+        self._static = {token_hash(t.token): t for t in static}
+
+    async def enabled(self) -> bool:
+        """True when any token exists: then HTTP callers must present one."""
+        if self._static:
+            return True
+        return self._store is not None and any(t.revoked_at is None for t in await self._store.list_tokens())
+
+    async def identify(self, token: str) -> Identity | None:
+        digest = token_hash(token)
+        for known, static in self._static.items():
+            if hmac.compare_digest(known, digest):
+                return Identity(static.user, static.role)
+        if self._store is not None:
+            row = await self._store.find_token(digest)
+            if row is not None:
+                return Identity(row.user_id, row.role)
+        return None
+
+
+async def create_token(store: Store, user: str, role: str = USER, name: str = "") -> tuple[str, TokenRecord]:
+    """Create and store a token; return it (shown once, never stored) and its record."""
+    if role not in (USER, ADMIN):
+        raise InvalidInput(f"role must be '{USER}' or '{ADMIN}' (got {role!r})")
+    if not user.strip():
+        raise InvalidInput("the user name must not be empty")
+    token = new_token()
+    record = TokenRecord(id="tok_" + secrets.token_urlsafe(6), token_hash=token_hash(token), user_id=user.strip(),
+                         role=role, name=name, created_at=utcnow())
+    await store.add_token(record)
+    return token, record
