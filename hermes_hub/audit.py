@@ -120,10 +120,51 @@ def classify(exc: BaseException) -> tuple[str, str]:
     return "error", f"{type(exc).__name__}: {exc}"
 
 
+class AuditWriter:
+    """Writes audit rows in the background, in batches, so a call never waits for the disk.
+
+    Rows reach the database within ``interval`` seconds; ``flush()`` writes what is pending now
+    (readers of the audit call it first), and the owner flushes once more when it stops.
+    """
+
+    def __init__(self, store: Store, interval: float = 0.05) -> None:
+        self.store, self.interval = store, interval
+        self._pending: list[AuditRecord] = []
+        self._wake = anyio.Event()
+        self._lock = anyio.Lock()
+
+    def submit(self, row: AuditRecord) -> None:
+        self._pending.append(row)
+        self._wake.set()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            batch, self._pending = self._pending, []
+            if not batch:
+                return
+            with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_TIMEOUT) as scope:
+                try:
+                    await self.store.add_audits(batch)
+                except Exception:
+                    log.exception("could not write %d audit rows", len(batch))
+            if scope.cancelled_caught:
+                log.error("writing %d audit rows took over %ss; dropped", len(batch), WRITE_TIMEOUT)
+
+    async def run(self) -> None:
+        """Until cancelled; the final flush is the owner's (``flush()`` after cancelling)."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            await anyio.sleep(self.interval)  # gather a batch
+            await self.flush()
+
+
 @asynccontextmanager
 async def record(store: Store, *, user_id: str, tool: str, server: str | None = None, session_id: str | None = None,
-                 arguments: dict[str, Any] | None = None, masker: Masker = DEFAULT_MASKER) -> AsyncIterator[Recording]:
-    """Time the block and write one audit row when it ends, however it ends."""
+                 arguments: dict[str, Any] | None = None, masker: Masker = DEFAULT_MASKER,
+                 writer: AuditWriter | None = None) -> AsyncIterator[Recording]:
+    """Time the block and write one audit row when it ends, however it ends (through ``writer``
+    in the background when given, else directly)."""
     rec = Recording()
     at, start = utcnow(), time.perf_counter()
     try:
@@ -137,13 +178,20 @@ async def record(store: Store, *, user_id: str, tool: str, server: str | None = 
                           duration_ms=round((time.perf_counter() - start) * 1000, 3), server=server,
                           session_id=session_id, arguments=masker(arguments or {}),
                           error=rec.error[:MAX_ERROR] if rec.error else None, result_size=rec.result_size)
-        with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_TIMEOUT) as scope:
-            try:
-                await store.add_audit(row)
-            except Exception:
-                log.exception("could not write the audit row of %s for %s", tool, user_id)
-        if scope.cancelled_caught:
-            log.error("writing the audit row of %s for %s took over %ss; dropped", tool, user_id, WRITE_TIMEOUT)
+        if writer is not None:
+            writer.submit(row)
+        else:
+            await _write_now(store, row)
+
+
+async def _write_now(store: Store, row: AuditRecord) -> None:
+    with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_TIMEOUT) as scope:
+        try:
+            await store.add_audit(row)
+        except Exception:
+            log.exception("could not write the audit row of %s for %s", row.tool, row.user_id)
+    if scope.cancelled_caught:
+        log.error("writing the audit row of %s for %s took over %ss; dropped", row.tool, row.user_id, WRITE_TIMEOUT)
 
 
 class AuditEntry(BaseModel):

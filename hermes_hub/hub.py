@@ -61,12 +61,13 @@ class Hub:
         self.config = config
         self.config_path = Path(config_path) if config_path else None
         self.store: Store | None = None
+        self.audit_writer: audit.AuditWriter | None = None
         self.sessions: Sessions | None = None
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
         self.builtins.add(*status_items(self.status), *session_items(self._sessions),
-                          *audit_items(self._store, self._reload_tool))
+                          *audit_items(self._audit_store, self._reload_tool))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
@@ -86,9 +87,12 @@ class Hub:
             raise HubError("the hub's store is not open; sessions are available once the hub has started")
         return self.sessions
 
-    def _store(self) -> Store:
+    async def _audit_store(self) -> Store:
+        """The store, with every audit row submitted so far written (readers see their last call)."""
         if self.store is None:
             raise HubError("the hub's store is not open yet")
+        if self.audit_writer is not None:
+            await self.audit_writer.flush()
         return self.store
 
     def identify(self, ctx: Any) -> Identity:
@@ -101,7 +105,7 @@ class Hub:
         if self.store is None:
             return _unaudited()
         return audit.record(self.store, user_id=current_identity().user_id, tool=tool, server=server,
-                            arguments=arguments, masker=self.masker)
+                            arguments=arguments, masker=self.masker, writer=self.audit_writer)
 
     async def _reload_tool(self) -> dict[str, Any]:
         if self.config_path is None:
@@ -163,6 +167,9 @@ class Hub:
             self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)
+            self.audit_writer = audit.AuditWriter(self.store)
+            tg.start_soon(self.audit_writer.run)
+            self._stack.push_async_callback(self.audit_writer.flush)  # after the task stops: the last rows
             tg.start_soon(self._prune_loop)
             await self._stack.enter_async_context(self.pool)
             if self.config_path is not None:

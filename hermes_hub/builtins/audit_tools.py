@@ -31,7 +31,7 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-def audit_items(get_store: Callable[[], Store], reload: Callable[[], Awaitable[dict[str, Any]]],
+def audit_items(get_store: Callable[[], Awaitable[Store]], reload: Callable[[], Awaitable[dict[str, Any]]],
                 ) -> list[BuiltinTool | BuiltinResource]:
     async def rows(args: dict[str, Any]) -> list[dict[str, Any]]:
         me = current_identity()
@@ -41,7 +41,7 @@ def audit_items(get_store: Callable[[], Store], reload: Callable[[], Awaitable[d
                 since = datetime.fromisoformat(raw)
             except ValueError:
                 raise InvalidInput(f"since must be an ISO 8601 time like 2026-11-29T00:00:00Z (got {raw!r})")
-        found = await audit.query(get_store(), me.user_id, admin=me.is_admin, user=args.get("user"),
+        found = await audit.query(await get_store(), me.user_id, admin=me.is_admin, user=args.get("user"),
                                   tool=args.get("tool"), since=since, limit=args.get("limit", 100))
         return [e.model_dump(mode="json") for e in found]
 

@@ -110,6 +110,9 @@ class TokenStore(Protocol):
 class AuditStore(Protocol):
     async def add_audit(self, record: AuditRecord) -> int: ...
 
+    async def add_audits(self, records: list[AuditRecord]) -> None:
+        """Write several rows in one transaction (the background audit writer's batches)."""
+
     async def query_audit(
         self, *, user_id: str | None = None, tool: str | None = None, since: datetime | None = None,
         limit: int = 100,

@@ -230,6 +230,13 @@ class SQLiteStore:
     async def add_audit(self, record: AuditRecord) -> int:
         return await self._write(audit_sql.add_audit, record)
 
+    async def add_audits(self, records: list[AuditRecord]) -> None:
+        def add_all(db: Any, rows: list[AuditRecord]) -> None:
+            for row in rows:
+                audit_sql.add_audit(db, row)
+
+        await self._write(add_all, records)
+
     async def query_audit(self, *, user_id: str | None = None, tool: str | None = None,
                           since: datetime | None = None, limit: int = 100) -> list[AuditRecord]:
         return await self._read(audit_sql.query_audit, user_id, tool, since, limit)

@@ -1,20 +1,33 @@
 """stdio: for hosts such as Claude Desktop that spawn the hub. Ends when the host closes stdin,
-or on SIGTERM / SIGINT; either way every child server is stopped before the hub exits."""
+or on SIGTERM / SIGINT; either way every child server is stopped before the hub exits.
+
+The hub answers its host only once every server has settled (READY or failed, bounded by their
+``startup_timeout``), so one-shot hosts such as the Inspector CLI see the whole catalog on their
+first request. stdin and stdout are served from asyncio pipes rather than the SDK's
+thread-per-line ``stdio_server`` (measured: a quarter of the hub's CPU per call went there).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
-from typing import TYPE_CHECKING
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 import anyio
+import mcp.types as types
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
 log = logging.getLogger("hermes_hub.upstream")
+MAX_LINE = 64 * 1024 * 1024
 
 
 async def serve_stdio(hub: Hub) -> None:
@@ -24,17 +37,79 @@ async def serve_stdio(hub: Hub) -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for sig in signals:
                     log.info("received %s; stopping servers", signal.Signals(sig).name)
-                    # The SDK reads stdin in a worker thread that only a closed stdin wakes, so a
-                    # cancelled server could wait forever: stop the children first, then leave.
+                    # A blocked read of stdin may not wake for a cancellation (the SDK's fallback
+                    # reads it in a worker thread): stop the children first, then leave.
                     with anyio.CancelScope(shield=True):
                         await hub.pool.stop_all()
                     logging.shutdown()
                     os._exit(128 + sig)
 
         async def serve() -> None:
-            async with hub, stdio_server() as (read, write):
-                await hub.server.run(read, write, hub.server.create_initialization_options())
+            async with hub:
+                longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
+                await hub.wait_settled(longest + 1)
+                async with _stdio_streams() as (read, write):
+                    await hub.server.run(read, write, hub.server.create_initialization_options())
             tg.cancel_scope.cancel()  # stdin closed: the host is gone
 
         tg.start_soon(stop_on_signal)
         tg.start_soon(serve)
+
+
+def _is_pipe_like(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+@asynccontextmanager
+async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    if not (_is_pipe_like(0) and _is_pipe_like(1)):  # e.g. stdin redirected from a file
+        async with stdio_server() as streams:
+            yield streams
+        return
+    # Serve the wire from private duplicates and point fd 1 at stderr, so a stray print() in
+    # the hub cannot corrupt the protocol.
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_out = os.dup(1)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
+    write_transport, write_protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0))
+    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    to_server, read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    write, from_server = anyio.create_memory_object_stream[SessionMessage](16)
+
+    async def pump_in() -> None:
+        async with to_server:
+            while line := await reader.readline():
+                if not line.strip():
+                    continue
+                try:
+                    msg: SessionMessage | Exception = SessionMessage(
+                        types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                except ValueError as exc:
+                    msg = exc
+                await to_server.send(msg)
+
+    async def pump_out() -> None:
+        async with from_server:
+            async for m in from_server:
+                writer.write(m.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                await writer.drain()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump_in)
+            tg.start_soon(pump_out)
+            try:
+                yield read, write
+            finally:
+                tg.cancel_scope.cancel()
+    finally:
+        read_transport.close()
+        write_transport.close()
+        os.dup2(saved_out, 1)
+        os.close(saved_out)

@@ -141,7 +141,6 @@ async def test_the_inspector_sets_the_hubs_log_level(hub_url):
 # -- over stdio: the Inspector spawns `python -m hermes_hub serve --stdio` -------------------------
 
 async def test_the_inspector_spawns_the_hub_over_stdio_for_every_method(tmp_path):
-    # The hub's own namespace only: what a one-shot host can reach over stdio today (see the xfail below).
     args = hub_stdio_args({"mcpServers": {}}, tmp_path)
     tools, bad, resources, read, templates, prompts, no_prompt = await together(
         inspector(PYTHON, "tools/list", server_args=args),
@@ -165,11 +164,6 @@ async def test_the_inspector_spawns_the_hub_over_stdio_for_every_method(tmp_path
     assert no_prompt.code == 1 and "unknown prompt 'hermes_nothing'" in no_prompt.err
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: `serve --stdio` answers before its servers are READY and announces them later with "
-    "list_changed; the Inspector CLI is one-shot (one request per process, ignores list_changed), so it "
-    "gets 'server notes is not ready (state STARTING)'. Fix: let upstream/stdio.py wait for the pool to "
-    "settle (bounded by startup_timeout) before serving; then drop this marker."))
 async def test_over_stdio_a_one_shot_inspector_reaches_a_downstream_server_on_its_first_request(tmp_path):
     args = hub_stdio_args({"mcpServers": {"notes": demo("notes", tmp_path)}}, tmp_path)
     made = (await inspector(PYTHON, "tools/call", "--tool-name", "notes_create_note",
