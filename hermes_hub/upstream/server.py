@@ -25,10 +25,12 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.downstream.connection import LogRoute
+from hermes_hub.downstream.relay import CALLER, Caller
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.identity import Identity, current_identity, reset_identity, set_identity
 
@@ -100,6 +102,25 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
     return LogRoute(level, send)
 
 
+def _caller(ctx: Ctx) -> Caller:
+    """How a downstream's elicitation or sampling request reaches this host, if it can."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return Caller(why_not="the calling host speaks 2026-07-28, which has no server-to-client requests "
+                              "(relaying them as input-required results is not supported yet)")
+    caps = ctx.session.client_capabilities or types.ClientCapabilities()
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+
+    async def elicit(params: types.ElicitRequestParams) -> types.ElicitResult:
+        return await ctx.session.send_request(types.ElicitRequest(params=params), types.ElicitResult,
+                                              metadata=related)
+
+    async def sample(params: types.CreateMessageRequestParams) -> Any:
+        wanted = types.CreateMessageResultWithTools if params.tools or params.tool_choice else types.CreateMessageResult
+        return await ctx.session.send_request(types.CreateMessageRequest(params=params), wanted, metadata=related)
+
+    return Caller(elicit=elicit if caps.elicitation else None, sample=sample if caps.sampling else None)
+
+
 def _protocol_error(e: HubError) -> MCPError:
     if isinstance(e, DownstreamError) and e.code is not None and e.code not in (types.CONNECTION_CLOSED,):
         return MCPError(e.code, str(e))
@@ -130,11 +151,14 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
+        token = CALLER.set(_caller(ctx))
         try:
             return await catalog.call_tool(params.name, params.arguments, progress, _log_route(ctx),
                                            role=current_identity().role)
         except HubError as e:
             raise _protocol_error(e) from e
+        finally:
+            CALLER.reset(token)
 
     async def set_log_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         state = getattr(_host_connection(ctx), "state", None)

@@ -22,6 +22,8 @@ TOOLS = {
     "echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
     "get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource", "toggle-simulated-logging",
     "toggle-subscriber-updates", "trigger-long-running-operation", "simulate-research-query",
+    # offered because the hub's client declares sampling and elicitation (it relays them to the host)
+    "trigger-elicitation-request", "trigger-sampling-request", "trigger-url-elicitation",
 }
 DOCS = ("architecture", "extension", "features", "how-it-works", "instructions", "startup", "structure")
 PROMPTS = {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"}
@@ -184,3 +186,34 @@ async def test_a_log_message_a_stdio_server_sends_during_a_call_reaches_the_call
     assert logs, "no log message reached the host"
     assert logs[0].logger == "everything"
     assert logs[0].data.lower().startswith(logs[0].level)  # e.g. "Debug-level message" at level debug
+
+
+async def test_sampling_and_elicitation_requests_reach_a_handshake_era_host_and_its_answers_go_back(hub):
+    asked: list[str] = []
+
+    async def sample(ctx, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append(f"sample: {params.messages[0].content.text}")
+        return types.CreateMessageResult(role="assistant", model="host-model",
+                                         content=types.TextContent(type="text", text="sampled by the host"))
+
+    async def elicit(ctx, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(f"elicit: {params.message[:40]}")
+        return types.ElicitResult(action="accept", content={"name": "Ada", "check": True})
+
+    with anyio.fail_after(30):
+        async with Client(hub, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as host:
+            sampled = await host.call_tool("everything_trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+            elicited = await host.call_tool("everything_trigger-elicitation-request", {})
+    assert "sampled by the host" in sampled.content[0].text
+    assert "User provided the requested information" in elicited.content[0].text
+    assert asked == ["sample: Resource trigger-sampling-request context: hi",
+                     "elicit: Please provide inputs for the following "]
+
+
+async def test_a_2026_host_gets_a_clear_error_instead_of_a_relayed_sampling_request(hub):
+    with anyio.fail_after(30):
+        async with Client(hub) as host:
+            result = await host.call_tool("everything_trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+    assert result.is_error
+    assert "hermes-hub cannot relay sampling from server 'everything': the calling host speaks 2026-07-28" in \
+        result.content[0].text

@@ -1,0 +1,88 @@
+"""Requests a downstream server sends back during a call (elicitation, sampling), relayed to the
+host whose call caused them.
+
+The upstream sets ``CALLER`` for the duration of a forwarded request. A downstream's request is
+matched to it through that context variable when the SDK runs the callback in the calling task
+(2026-07-28 downstreams, HTTP), else by being the only call in flight to that server (handshake-era
+stdio servers do not say which call a request belongs to). A request that cannot be matched, or
+whose host cannot answer it, gets an error that says so instead of hanging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+from mcp import MCPError
+
+Elicit = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+Sample = Callable[[types.CreateMessageRequestParams], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """How to ask the host of the current request; None where the host cannot be asked."""
+
+    elicit: Elicit | None = None
+    sample: Sample | None = None
+    why_not: str = "the calling host does not support it"
+
+
+CALLER: ContextVar[Caller | None] = ContextVar("hermes_hub_caller", default=None)
+
+
+class Relay:
+    """One per downstream connection: its calls in flight and the ``Client`` callbacks."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self._in_flight: list[Caller] = []
+
+    @contextmanager
+    def calling(self) -> Iterator[None]:
+        caller = CALLER.get()
+        if caller is None:
+            yield
+            return
+        self._in_flight.append(caller)
+        try:
+            yield
+        finally:
+            self._in_flight.remove(caller)
+
+    def _caller(self) -> Caller | None:
+        found = CALLER.get()
+        if found is None and len(self._in_flight) == 1:
+            found = self._in_flight[0]
+        return found
+
+    def _refuse(self, what: str, caller: Caller | None) -> types.ErrorData:
+        why = caller.why_not if caller else (
+            "it came while no call, or several calls, were in flight, so hermes-hub cannot tell whose it is")
+        return types.ErrorData(code=types.INVALID_REQUEST,
+                               message=f"hermes-hub cannot relay {what} from server '{self.server}': {why}")
+
+    async def elicitation(self, ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+        caller = self._caller()
+        if caller is None or caller.elicit is None:
+            return self._refuse("elicitation", caller)
+        try:
+            return await caller.elicit(params)
+        except MCPError as e:
+            return types.ErrorData(code=e.code, message=e.message)
+
+    async def sampling(self, ctx: Any, params: types.CreateMessageRequestParams) -> Any:
+        caller = self._caller()
+        if caller is None or caller.sample is None:
+            return self._refuse("sampling", caller)
+        try:
+            return await caller.sample(params)
+        except MCPError as e:
+            return types.ErrorData(code=e.code, message=e.message)
+
+    def callbacks(self) -> dict[str, Any]:
+        return {"elicitation_callback": self.elicitation, "sampling_callback": self.sampling}
