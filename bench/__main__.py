@@ -10,9 +10,9 @@ import argparse
 
 import anyio
 
-from bench import proxy, storage
+from bench import proxy, storage, supervision
 
-BENCHMARKS = {"proxy": proxy.run, "storage": storage.run}
+BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "supervision": supervision.run}
 
 
 def main(argv: list[str] | None = None) -> None:

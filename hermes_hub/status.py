@@ -25,9 +25,13 @@ def server_status(conn: Connection, catalog: Catalog) -> dict[str, Any]:
         "resource_templates": len(conn.templates),
         "prompts": len(conn.prompts),
         "error": conn.error,
+        "restarts": conn.restarts,
+        "next_retry": None if (wait := conn.next_retry) is None else round(wait, 1),  # seconds from now
+        "health_failures": conn.health.failures,  # consecutive failed health checks
     }
     if conn.cfg.transport == "stdio":
-        info.update(pid=conn.link.pid, exit_code=conn.link.exit_code, stderr_tail=list(conn.link.stderr_tail)[-5:])
+        info.update(pid=conn.link.pid, exit_code=conn.link.exit_code, last_exit_code=conn.last_exit_code,
+                    stderr_tail=list(conn.link.stderr_tail)[-5:])
     else:
         info["url"] = conn.cfg.url
     return info

@@ -1,11 +1,17 @@
 """One supervised connection to one downstream MCP server, with an explicit state machine.
 
-    STARTING --handshake + full listing--> READY --peer gone--> FAILED
-        └──────────── error / timeout ──────────────────────────┘
+    STARTING --handshake + full listing--> READY --health checks fail--> DEGRADED (stopping it)
+       │  ▲                                  │                              │
+       │  └── backoff elapsed ── RESTARTING ◀┴── peer gone (exit, drop) ────┘
+       │                         CRASH_LOOP  ◀── `crash_loop_after` quick failures in a row
+       ├── error / timeout / exit ──▶ RESTARTING (or CRASH_LOOP)
+       └── config error that cannot heal (command or cwd missing) ──▶ FAILED (until a reload)
     any state --hub stops--> STOPPED
 
 A server is READY only once its handshake is done and every page of its tools, resources,
 resource templates and prompts has been listed; until then none of its tools are in the catalog.
+Every restart is a fresh process (or HTTP session) with a full handshake and listing again; lists
+are cleared the moment a server leaves READY, so a stale catalog is never served.
 """
 
 from __future__ import annotations
@@ -28,10 +34,16 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.config import ServerConfig
-from hermes_hub.downstream.transports import CommandNotFound, Link, open_transport
+from hermes_hub.downstream.backoff import Backoff
+from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
+from hermes_hub.downstream.health import HealthCheck
+from hermes_hub.downstream.listing import every_page
+from hermes_hub.downstream.relay import Relay
+from hermes_hub.downstream.transports import Link, open_transport
 from hermes_hub.errors import DownstreamError, ServerNotReady
 
 log = logging.getLogger("hermes_hub.downstream")
+TEARDOWN_SECONDS = 5.0  # closing a lost session (an HTTP DELETE to a hung server...); stdio's stop is shielded
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 NotifyFn = Callable[[], Awaitable[None]]
@@ -61,8 +73,14 @@ CALLER_LOGS: ContextVar[LogRoute | None] = ContextVar("hermes_hub_caller_logs", 
 class State(str, Enum):
     STARTING = "STARTING"
     READY = "READY"
-    FAILED = "FAILED"
+    DEGRADED = "DEGRADED"  # stopped answering health checks; being stopped, to restart
+    RESTARTING = "RESTARTING"  # waiting out the backoff (``next_retry``)
+    CRASH_LOOP = "CRASH_LOOP"  # fails fast every time; retried every ``backoff_max`` seconds
+    FAILED = "FAILED"  # cannot heal without a config change
     STOPPED = "STOPPED"
+
+
+_WAITING = (State.RESTARTING, State.CRASH_LOOP, State.FAILED)  # an attempt has ended
 
 
 class Connection:
@@ -88,7 +106,15 @@ class Connection:
         self._relist = anyio.Event()
         self._log_level: types.LoggingLevel | None = None  # the level asked of the server, lowest so far
         self._log_routes: list[LogRoute] = []  # calls in flight that want their log messages
+        self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
         self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
+        self.health = HealthCheck(name, cfg)
+        self._backoff = Backoff(cfg.backoff_initial, cfg.backoff_max, cfg.stable_after, cfg.crash_loop_after)
+        self.restarts = 0
+        self.last_exit_code: int | None = None  # of the last child that ended (stdio)
+        self.retry_at: float | None = None  # time.monotonic() of the next attempt
+        self._ready_at: float | None = None
+        self._tried = False  # the first attempt has ended
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -97,19 +123,41 @@ class Connection:
         return self.state is State.READY
 
     def describe_state(self) -> str:
-        return self.state.value
+        wait = self.next_retry
+        return self.state.value if wait is None else f"{self.state.value}, next try in {wait:.1f}s"
+
+    @property
+    def next_retry(self) -> float | None:
+        """Seconds until the next attempt, while waiting out a backoff."""
+        if self.retry_at is None or self.state not in (State.RESTARTING, State.CRASH_LOOP):
+            return None
+        return max(0.0, self.retry_at - time.monotonic())
 
     @property
     def settled(self) -> bool:
-        """Past start-up: READY, or given up with a reason."""
-        return self.state in (State.READY, State.FAILED)
+        """Past its first attempt: READY, or that attempt ended (it may be retrying)."""
+        return self.state is State.READY or (self._tried and self.state is not State.STOPPED)
 
     async def run(self) -> None:
-        """Connect, list, serve until the peer goes away or the task is cancelled."""
-        self.link = Link()
-        self._set(State.STARTING)
+        """Supervise until cancelled: attempt, and after each failure wait the backoff and attempt
+        again; a config error that cannot heal stays FAILED (a reload starts a fresh connection)."""
+        try:
+            while await self._attempt():
+                await anyio.sleep(max(0.0, (self.retry_at or 0.0) - time.monotonic()))  # the backoff itself
+                self.restarts += 1
+        except anyio.get_cancelled_exc_class():
+            self.client, self.retry_at = None, None
+            self._set(State.STOPPED)
+            raise
+
+    async def _attempt(self) -> bool:
+        """One process (or HTTP session) from spawn to loss. True: try again at ``retry_at``."""
+        self.link = Link(stderr_tail=self.link.stderr_tail)  # the tail spans restarts: a crash loop's lines stay
+        self._relist = anyio.Event()
+        self._set(State.STARTING, self.error)  # the previous attempt's error stays until READY
+        why: str | None = None
         # One scope for the whole life of the Client (it must be exited where it was entered);
-        # its deadline bounds start-up only and is lifted once READY.
+        # its deadline bounds start-up, is lifted once READY, and bounds the teardown.
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.cfg.startup_timeout)
         try:
             with scope:
@@ -120,6 +168,7 @@ class Connection:
                     read_timeout_seconds=self.cfg.timeout,
                     message_handler=self._on_message,
                     logging_callback=self._on_log,
+                    **self.relay.callbacks(),
                 ) as client:
                     self.protocol_version = client.protocol_version
                     self.server_info = client.server_info
@@ -127,24 +176,51 @@ class Connection:
                     await self._list_all(client)
                     self.client = client
                     scope.deadline = math.inf
+                    self._ready_at = time.monotonic()
                     self._set(State.READY)
-                    await self._serve(client)
-                    self.client = None
-            if scope.cancelled_caught:
-                self._fail(f"did not become ready within {self.cfg.startup_timeout:g}s{self._tail()}; "
-                           f"raise mcpServers.{self.name}.startup_timeout if it is just slow")
-            else:
-                self._fail(self._gone())
-        except anyio.get_cancelled_exc_class():
-            self.client = None
-            self._set(State.STOPPED)
-            raise
+                    why = await self._serve(client)
+                    scope.deadline = anyio.current_time() + TEARDOWN_SECONDS  # even a hung peer's goodbye
+                    if self.state is State.READY:  # the peer is gone: leave READY before the teardown
+                        self._end(why)
+            if scope.cancelled_caught and why is None:
+                why = (f"did not become ready within {self.cfg.startup_timeout:g}s{tail(self.link)}; "
+                       f"raise mcpServers.{self.name}.startup_timeout if it is just slow")
+            self._end(why or self._gone())
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status line, never a crash
-            self.client = None
-            self._fail(self._explain(exc))
+            cause = unwrap(exc)
+            self._end(why or explain(self.name, self.cfg, self.link, cause),
+                      heals=why is not None or not isinstance(cause, CANNOT_HEAL))
+        return self.state is not State.FAILED
 
-    async def _serve(self, client: Client) -> None:
+    def _end(self, why: str, heals: bool = True) -> None:
+        """The attempt is over (once per attempt): FAILED if it cannot heal, else wait a backoff."""
+        if self.state in _WAITING:
+            return
+        self._tried = True
+        if self.cfg.transport == "stdio":
+            self.last_exit_code = self.link.exit_code
+        uptime = None if self._ready_at is None else time.monotonic() - self._ready_at
+        self._ready_at = None
+        if not heals:
+            self._fail(why)
+            return
+        retry = self._backoff.failed(uptime)
+        self.retry_at = time.monotonic() + retry.delay
+        if retry.crash_loop:
+            why = (f"crash loop: failed {retry.quick_failures} times in a row, each within "
+                   f"{self.cfg.stable_after:g}s of starting; retrying every {retry.delay:g}s. Last failure: {why}")
+        self._fail(why, State.CRASH_LOOP if retry.crash_loop else State.RESTARTING)
+
+    async def _serve(self, client: Client) -> str:
+        """Serve until the peer goes away or stops answering health checks (then DEGRADED); say why."""
+        verdict: list[str] = []
         async with anyio.create_task_group() as tg:
+
+            async def check_health() -> None:
+                verdict.append(await self.health.watch(client))
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(check_health)
 
             async def relist_on_notice() -> None:
                 while True:
@@ -158,6 +234,11 @@ class Connection:
                 tg.start_soon(self._listen, client)
             await self.link.closed.wait()
             tg.cancel_scope.cancel()
+        if verdict and not self.link.closed.is_set():
+            self.link.hung = True  # no polite shutdown for a child that does not answer
+            self._fail(verdict[0], State.DEGRADED)
+            return verdict[0]
+        return self._gone()
 
     async def _listen(self, client: Client) -> None:
         """2026-07-28 servers announce changes only on a ``subscriptions/listen`` stream."""
@@ -196,11 +277,11 @@ class Connection:
 
     async def _list_all(self, client: Client) -> None:
         caps = client.server_capabilities or types.ServerCapabilities()
-        self.tools = await _pages(client.list_tools, "tools") if caps.tools else []
+        self.tools = await every_page(client.list_tools, "tools") if caps.tools else []
         want_resources = caps.resources and self.cfg.resources
-        self.resources = await _pages(client.list_resources, "resources") if want_resources else []
-        self.templates = await _pages(client.list_resource_templates, "resource_templates") if want_resources else []
-        self.prompts = await _pages(client.list_prompts, "prompts") if caps.prompts and self.cfg.prompts else []
+        self.resources = await every_page(client.list_resources, "resources") if want_resources else []
+        self.templates = await every_page(client.list_resource_templates, "resource_templates") if want_resources else []
+        self.prompts = await every_page(client.list_prompts, "prompts") if caps.prompts and self.cfg.prompts else []
 
     def _set(self, state: State, error: str | None = None) -> None:
         self.state, self.error, self.since = state, error, time.time()
@@ -209,39 +290,17 @@ class Connection:
                      len(self.tools), len(self.resources), len(self.templates), len(self.prompts), self.protocol_version)
         self._on_change(self)
 
-    def _fail(self, why: str) -> None:
+    def _fail(self, why: str, state: State = State.FAILED) -> None:
+        """Leave READY (or STARTING): no client, no lists, so the catalog drops the server at once."""
+        self.client = None
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
         self._watchers, self._log_level = {}, None
-        log.warning("[%s] FAILED: %s", self.name, why)
-        self._set(State.FAILED, why)
-
-    # -- explanations a person can act on --------------------------------------------------
-
-    def _tail(self) -> str:
-        return f"; last stderr line: {self.link.stderr_tail[-1]}" if self.link.stderr_tail else ""
+        wait = f" (next try in {self.retry_at - time.monotonic():.1f}s)" if self.retry_at and state in _WAITING else ""
+        log.warning("[%s] %s%s: %s", self.name, state.value, wait, why)
+        self._set(state, why)
 
     def _gone(self) -> str:
-        if self.cfg.transport == "stdio":
-            code = self.link.exit_code
-            how = f"exit {code}" if code is None or code >= 0 else f"killed by signal {-code}"
-            return f"process exited ({how}){self._tail()}"
-        return f"connection to {self.cfg.url} closed"
-
-    def _explain(self, exc: BaseException) -> str:
-        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
-        where = f"mcpServers.{self.name}"
-        if isinstance(exc, CommandNotFound):
-            return f"{exc}; check {where}.command in hub.json"
-        if isinstance(exc, PermissionError | FileNotFoundError):
-            return f"cannot start {self.cfg.command!r}: {exc.strerror}; check {where}.command in hub.json"
-        if self.link.exited_on_its_own:
-            return f"exited during startup ({self._gone()}); check {where}.command and .args in hub.json"
-        if isinstance(exc, MCPError):
-            return f"handshake failed: {exc.message} (code {exc.code}); is {where} an MCP server? try mode \"legacy\""
-        if self.cfg.transport != "stdio":
-            return f"cannot reach {self.cfg.url}: {type(exc).__name__}: {exc}; check {where}.url and that it is up"
-        return f"{type(exc).__name__}: {exc}{self._tail()}"
+        return gone(self.cfg, self.link)
 
     # -- forwarding ------------------------------------------------------------------------
 
@@ -259,7 +318,8 @@ class Connection:
         if route is not None:
             self._log_routes.append(route)
         try:
-            return await client.call_tool(name, arguments, progress_callback=progress, meta=meta)
+            with self.relay.calling():
+                return await client.call_tool(name, arguments, progress_callback=progress, meta=meta)
         except MCPError as e:
             raise self._downstream_error(e) from e
         finally:
@@ -335,20 +395,3 @@ class Connection:
         if e.code == types.CONNECTION_CLOSED or self.link.closed.is_set():
             return DownstreamError(self.name, f"connection lost during the request: {self._gone()}", e.code)
         return DownstreamError(self.name, e.message, e.code)
-
-
-async def _pages(fetch: Callable[..., Awaitable[Any]], attr: str) -> list[Any]:
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(1000):  # a server that loops its cursors must not hang start-up
-        try:
-            page = await fetch(cursor=cursor)
-        except MCPError as e:
-            if e.code == types.METHOD_NOT_FOUND:  # e.g. resources without templates: nothing to list
-                return items
-            raise
-        items += getattr(page, attr)
-        cursor = page.next_cursor
-        if not cursor:
-            return items
-    raise DownstreamError("?", f"{attr} listing did not end after 1000 pages")

@@ -126,6 +126,14 @@ class Pool:
         return all(c.settled for c in self.connections.values())
 
     async def wait_settled(self) -> None:
-        """Return once every connection is READY or FAILED. Callers bound it with a timeout."""
-        while not self.settled:
+        """Return once every connection is READY or past its first attempt. Callers bound it."""
+        await self.wait_for(lambda: self.settled)
+
+    async def wait_for(self, predicate: Callable[[], bool]) -> None:
+        """Return once ``predicate()`` holds, checked after every state change. Callers bound it.
+
+            with anyio.fail_after(10):
+                await pool.wait_for(lambda: pool.connections["notes"].ready)
+        """
+        while not predicate():
             await self._changed.wait()

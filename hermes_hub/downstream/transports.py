@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -43,11 +44,16 @@ class Link:
     pid: int | None = None
     exit_code: int | None = None
     exited_on_its_own: bool = False  # the child died before the hub asked it to stop
+    hung: bool = False  # it stopped answering: stop it without waiting for it to read its stdin's end
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
 
 
 class CommandNotFound(OSError):
-    pass
+    """The configured ``command`` (or ``cwd``: see ``key``) does not exist; retrying will not help."""
+
+    def __init__(self, message: str, key: str = "command") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 # If the hub itself is killed (SIGKILL, a crash), the kernel kills its children too (Linux).
@@ -72,9 +78,45 @@ async def _remote(cfg: ServerConfig, link: Link) -> AsyncIterator[tuple]:
         )
         try:
             async with transport as streams:
-                yield streams[0], streams[1]
+                yield _EndWatch(streams[0], link.closed), streams[1]
         finally:
             link.closed.set()
+
+
+class _EndWatch:
+    """A remote transport's read stream that sets ``closed`` when it ends. The SDK's HTTP client ends
+    it when a request cannot reach the server (``Connection closed``) and has no event of its own."""
+
+    def __init__(self, stream: Any, closed: anyio.Event) -> None:
+        self._stream, self._closed = stream, closed
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._closed.set()
+            raise
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _EndWatch:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context``, read by the SDK's dispatcher
+        return getattr(self._stream, name)
 
 
 def resolve_command(command: str, env: dict[str, str], cwd: Path | None) -> str:
@@ -96,7 +138,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
     env = get_default_environment() | cfg.env
     cwd = (base_dir / cfg.cwd) if cfg.cwd else None
     if cwd and not cwd.is_dir():
-        raise CommandNotFound(f"cwd '{cwd}' is not a directory")
+        raise CommandNotFound(f"cwd '{cwd}' is not a directory", key="cwd")
     command = resolve_command(cfg.command, env, cwd)
     process = await anyio.open_process(
         [*_DIE_WITH_HUB, command, *cfg.args],
@@ -127,6 +169,10 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                     await to_session.send(msg)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+            # stdout ended, so the child is probably exiting: let calls in flight fail once its exit
+            # code and last stderr lines are known (watch_exit), so their error can name them
+            with anyio.move_on_after(2):
+                await link.closed.wait()
 
     async def pump_stderr() -> None:
         try:
@@ -165,7 +211,9 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                     with anyio.move_on_after(1):
                         await process.wait()
                 link.exited_on_its_own = process.returncode is not None
-                await _stop(process)
+                await _stop(process, polite=not link.hung)
+                with anyio.move_on_after(GRACE_SECONDS):
+                    await process.aclose()  # its pipes now, not whenever the GC finds them (maybe after the loop)
             tg.cancel_scope.cancel()
 
 
@@ -191,17 +239,22 @@ async def _lines(stream: ByteReceiveStream | None) -> AsyncIterator[bytes]:
             yield buf
 
 
-async def _stop(process: Process) -> None:
-    """Close stdin, then SIGTERM, then SIGKILL the child's process group; every wait bounded."""
+async def _stop(process: Process, polite: bool = True) -> None:
+    """Close stdin, then SIGTERM, then SIGKILL the child's process group; every wait bounded.
+    Not ``polite`` (a child that stopped answering): straight to SIGTERM."""
     if process.returncode is None and process.stdin is not None:
         try:
             await process.stdin.aclose()
         except (OSError, anyio.BrokenResourceError):
             pass
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is None and not polite:
+            continue
         if sig is not None:
             try:
                 os.killpg(process.pid, sig)
+                if sig == signal.SIGTERM:  # a stopped (SIGSTOP) child handles SIGTERM only once continued
+                    os.killpg(process.pid, signal.SIGCONT)
             except (ProcessLookupError, PermissionError):
                 pass
         with anyio.move_on_after(GRACE_SECONDS):
