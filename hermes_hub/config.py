@@ -50,7 +50,11 @@ class ServerConfig(_Strict):
     tools: ToolFilter = Field(default_factory=ToolFilter)
     resources: bool = True
     prompts: bool = True
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(60.0, gt=0)  # idle: each progress notification from the server resets it
+    max_timeout: float = Field(600.0, gt=0)  # absolute cap on one call, progress or not
+    tool_timeouts: dict[str, float] = Field(default_factory=dict)  # tool glob -> idle timeout
+    retries: int = Field(1, ge=0, le=5)
+    retryable: list[str] = Field(default_factory=list)  # tool globs safe to call again after a failure
     startup_timeout: float = Field(30.0, gt=0)
     mode: Literal["auto", "legacy", "2026-07-28"] = "auto"
     disabled: bool = False

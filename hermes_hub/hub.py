@@ -20,6 +20,7 @@ from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub import audit
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
+from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.audit_tools import audit_items
@@ -47,6 +48,8 @@ from hermes_hub.upstream.server import Announcer, HubServer, build_server
 async def _unaudited() -> AsyncIterator[Any]:
     yield audit.Recording()
 
+
+ANNOUNCE_DEBOUNCE = 0.1  # seconds
 
 try:
     VERSION = version("hermes-hub")
@@ -129,7 +132,8 @@ class Hub:
             cfg = conn.cfg
             mounts.append(Mount(conn, Namespace(self.config.prefix_of(name), sep),
                                 NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}",
-                                RoleFilter.of(cfg.roles, cfg.tool_roles)))
+                                RoleFilter.of(cfg.roles, cfg.tool_roles),
+                                RetryPolicy(cfg.retries, retryable=tuple(cfg.retryable))))
         return mounts
 
     async def reload(self, config: HubConfig) -> Changes:
@@ -153,6 +157,7 @@ class Hub:
     async def _announce_loop(self) -> None:
         while True:
             await self._wake.wait()
+            await anyio.sleep(ANNOUNCE_DEBOUNCE)  # a burst of changes (servers starting, a reload) is one notice
             self._wake = anyio.Event()
             kinds, self._pending = self._pending, set()
             await self.announcer.changed(kinds)

@@ -8,6 +8,7 @@ in config order wins, the loser is recorded with the fix.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -16,11 +17,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import anyio
 import mcp.types as types
 
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
+from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.aggregation.truncation import fit_result, rough_size
 from hermes_hub.downstream.connection import CALLER_LOGS, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
@@ -58,6 +61,7 @@ class Mount:
     tool_filter: NameFilter = NameFilter()
     config_path: str = ""  # where the fix goes, e.g. "mcpServers.notes"
     access: Callable[[str, str], bool] = RoleFilter()  # (own tool name, caller's role) -> may use it
+    retry: RetryPolicy = RetryPolicy(retries=0)
 
 
 @dataclass
@@ -228,9 +232,15 @@ class Catalog:
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
         token = CALLER_LOGS.set(logs)
         try:
-            result = await entry.mount.source.call_tool(entry.original, arguments, progress)
-        except (ServerNotReady, DownstreamError) as e:
-            return error_result(str(e))
+            for attempt in itertools.count():
+                try:
+                    result = await entry.mount.source.call_tool(entry.original, arguments, progress)
+                    break
+                except (ServerNotReady, DownstreamError) as e:
+                    if not entry.mount.retry.should_retry(e, entry.item, entry.original, attempt):
+                        return error_result(str(e) if attempt == 0 else f"{e} (after {attempt + 1} attempts)")
+                    log.info("retrying %s in %gs: %s", name, entry.mount.retry.delay(attempt), e)
+                    await anyio.sleep(entry.mount.retry.delay(attempt))
         finally:
             CALLER_LOGS.reset(token)
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream

@@ -36,6 +36,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
+from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.relay import Relay
@@ -317,14 +318,22 @@ class Connection:
         meta = await self._ask_for_logs(client, route)
         if route is not None:
             self._log_routes.append(route)
+        deadline = Deadline(idle_timeout(self.cfg.timeout, self.cfg.tool_timeouts, name), self.cfg.max_timeout)
         try:
-            with self.relay.calling():
-                return await client.call_tool(name, arguments, progress_callback=progress, meta=meta)
+            with self.relay.calling(), deadline.scope():
+                # The SDK's own read timeout is only a backstop: ``deadline`` decides, progress resets it.
+                return await client.call_tool(name, arguments, read_timeout_seconds=deadline.cap + 5,
+                                              progress_callback=deadline.on_progress(progress), meta=meta)
         except MCPError as e:
             raise self._downstream_error(e) from e
         finally:
             if route is not None:
                 self._log_routes.remove(route)
+        # Only reached when the deadline cancelled the call.
+        what, key = (f"no progress for {deadline.idle:g}s", "timeout (or tool_timeouts)") \
+            if deadline.expired == "idle" else (f"still running after {deadline.cap:g}s", "max_timeout")
+        raise DownstreamError(self.name, f"tool '{name}' timed out: {what}; the call was cancelled. "
+                              f"Raise mcpServers.{self.name}.{key} if it needs longer", types.REQUEST_TIMEOUT)
 
     async def _ask_for_logs(self, client: Client, route: LogRoute | None) -> dict[str, Any] | None:
         """Make the server send what ``route`` wants: 2026 servers per request (the ``_meta``

@@ -1,0 +1,56 @@
+"""How long a forwarded call may take: an idle timeout that every progress notification from the
+server resets, inside an absolute cap. Expiry cancels the call (the SDK tells the server with
+``notifications/cancelled``) and says which limit ran out and which key raises it.
+
+    deadline = Deadline(idle=60, cap=600)
+    with deadline.scope():
+        await client.call_tool(..., progress_callback=deadline.on_progress(forward))
+    if deadline.expired: ...
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from fnmatch import fnmatchcase
+
+import anyio
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+def idle_timeout(default: float, overrides: dict[str, float], tool: str) -> float:
+    """The idle timeout of ``tool``: the first matching ``tool_timeouts`` glob, else the server's."""
+    return next((seconds for glob, seconds in overrides.items() if fnmatchcase(tool, glob)), default)
+
+
+class Deadline:
+    def __init__(self, idle: float, cap: float) -> None:
+        self.idle, self.cap = idle, max(cap, idle)
+        self._idle_scope = anyio.CancelScope()
+        self._cap_scope = anyio.CancelScope()
+
+    def on_progress(self, forward: ProgressFn | None) -> ProgressFn:
+        async def progressed(value: float, total: float | None, message: str | None) -> None:
+            self._idle_scope.deadline = anyio.current_time() + self.idle
+            if forward is not None:
+                await forward(value, total, message)
+
+        return progressed
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        now = anyio.current_time()
+        self._cap_scope.deadline = now + self.cap if math.isfinite(self.cap) else math.inf
+        self._idle_scope.deadline = now + self.idle
+        with self._cap_scope, self._idle_scope:
+            yield
+
+    @property
+    def expired(self) -> str | None:
+        """Which limit ended the call: "idle", "cap", or None if it finished in time."""
+        if self._cap_scope.cancelled_caught or (self._idle_scope.cancelled_caught
+                                                and anyio.current_time() >= self._cap_scope.deadline):
+            return "cap"
+        return "idle" if self._idle_scope.cancelled_caught else None

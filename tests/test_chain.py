@@ -1,0 +1,49 @@
+"""Hubs chain: host → hub → hub → hub → server, with names, progress and elicitation all the way."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client
+
+from tests.support import PROJECT, served_hub, toy
+
+pytestmark = pytest.mark.anyio
+
+
+def stdio_hub(config: dict[str, Any], path) -> dict[str, Any]:
+    path.write_text(json.dumps(config))
+    # Hubs talk the handshake era to each other so servers can push elicitation up the chain.
+    return {"command": sys.executable, "args": ["-m", "hermes_hub", "serve", "--stdio", "--config", str(path)],
+            "cwd": str(PROJECT), "mode": "legacy"}
+
+
+async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pass_through(tmp_path):
+    inner = stdio_hub({"mcpServers": {"toy": toy(mode="legacy")}}, tmp_path / "c.json")  # toy pushes elicitation
+    middle = stdio_hub({"mcpServers": {"c": inner}}, tmp_path / "b.json")
+    progress: list[float] = []
+    questions: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        questions.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with served_hub({"mcpServers": {"b": middle}}, tmp_path) as url:
+        with anyio.fail_after(60):
+            async with Client(url, mode="legacy", elicitation_callback=on_elicit) as host:
+                names = {t.name for t in (await host.list_tools()).tools}
+                echoed = await host.call_tool("b_c_toy_echo", {"text": "three hops"})
+                counted = await host.call_tool("b_c_toy_count", {"to": 3}, progress_callback=on_progress)
+                confirmed = await host.call_tool("b_c_toy_confirm", {"question": "Really?"})
+    assert {"b_c_toy_echo", "b_c_hermes_hub_status", "b_hermes_hub_status", "hermes_hub_status"} <= names
+    assert echoed.content[0].text == "three hops"
+    assert counted.content[0].text == "counted to 3" and progress == [1, 2, 3]
+    assert questions == ["Really?"] and confirmed.content[0].text == "accept: True"
