@@ -47,3 +47,24 @@ async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pas
     assert echoed.content[0].text == "three hops"
     assert counted.content[0].text == "counted to 3" and progress == [1, 2, 3]
     assert questions == ["Really?"] and confirmed.content[0].text == "accept: True"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_elicitation_a_2026_server_returns_as_input_required_reaches_hosts_of_both_eras(tmp_path, mode):
+    from hermes_hub import Hub
+    from hermes_hub.config import parse_config
+
+    asked: list[str] = []
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Hub(parse_config({"mcpServers": {"toy": toy()}})) as hub:
+        with anyio.fail_after(30):
+            await hub.wait_settled(30)
+            assert hub.pool.connections["toy"].protocol_version == "2026-07-28"
+            async with Client(hub.server, mode=mode, elicitation_callback=on_elicit) as host:
+                result = await host.call_tool("toy_approve", {"item": "the budget"})
+    assert asked == ["Approve the budget?"]
+    assert result.content[0].text == "the budget: approved"

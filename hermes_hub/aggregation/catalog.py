@@ -47,7 +47,7 @@ class Source(Protocol):
     def ready(self) -> bool: ...
     def describe_state(self) -> str: ...
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
-                        ) -> types.CallToolResult: ...
+                        ) -> types.CallToolResult | types.InputRequiredResult: ...
     async def read_resource(self, uri: str) -> types.ReadResourceResult: ...
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult: ...
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
@@ -205,7 +205,7 @@ class Catalog:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
         logs: LogRoute | None = None, role: str = "admin",
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         """Route a call. Failures a model can act on come back as ``isError`` results.
         Log messages the server sends during the call go to ``logs``."""
         entry = self.tools.get(name)
@@ -220,9 +220,10 @@ class Catalog:
                     return error_result(str(waiting))
                 raise UnknownName("tool", name, "list the tools with `hermes-hub tools` (names are prefixed per server)")
             result = await self._forward(entry, name, arguments or {}, progress, logs)
-            outcome.result_size = rough_size(result)
-            if result.is_error:
-                outcome.tool_error(_first_text(result))
+            if isinstance(result, types.CallToolResult):
+                outcome.result_size = rough_size(result)
+                if result.is_error:
+                    outcome.tool_error(_first_text(result))
             return result
 
     async def _forward(self, entry: Entry, name: str, arguments: dict[str, Any], progress: ProgressFn | None,
@@ -246,6 +247,8 @@ class Catalog:
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
             result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
                                                         if k != types.SERVER_INFO_META_KEY} or None})
+        if isinstance(result, types.InputRequiredResult):  # a round of questions for the host
+            return result
         return fit_result(result, self.max_result_bytes)
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:

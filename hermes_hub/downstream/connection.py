@@ -312,7 +312,7 @@ class Connection:
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         client = self.ready_client()
         route = CALLER_LOGS.get()
         meta = await self._ask_for_logs(client, route)
@@ -322,8 +322,14 @@ class Connection:
         try:
             with self.relay.calling(), deadline.scope():
                 # The SDK's own read timeout is only a backstop: ``deadline`` decides, progress resets it.
-                return await client.call_tool(name, arguments, read_timeout_seconds=deadline.cap + 5,
-                                              progress_callback=deadline.on_progress(progress), meta=meta)
+                common = {"read_timeout_seconds": deadline.cap + 5, "meta": meta,
+                          "progress_callback": deadline.on_progress(progress)}
+                rounds = self.relay.rounds()
+                if rounds is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    return await client.session.call_tool(  # 2026 on both sides: rounds pass through
+                        name, arguments, allow_input_required=True, input_responses=rounds.input_responses,
+                        request_state=rounds.request_state, **common)  # type: ignore[return-value]
+                return await client.call_tool(name, arguments, **common)
         except MCPError as e:
             raise self._downstream_error(e) from e
         finally:

@@ -1,5 +1,6 @@
 """Requests a downstream server sends back during a call (elicitation, sampling), relayed to the
-host whose call caused them.
+host whose call caused them. Between a 2026-07-28 host and a 2026-07-28 server they travel as
+``InputRequiredResult`` rounds, passed through unchanged (``InputRounds``).
 
 The upstream sets ``CALLER`` for the duration of a forwarded request. A downstream's request is
 matched to it through that context variable when the SDK runs the callback in the calling task
@@ -24,12 +25,22 @@ Sample = Callable[[types.CreateMessageRequestParams], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
+class InputRounds:
+    """A 2026-07-28 host's multi-round call: its answers so far. A 2026-07-28 server's
+    ``InputRequiredResult`` goes up to the host as it is, and the host's retry comes back down."""
+
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
+
+
+@dataclass(frozen=True)
 class Caller:
     """How to ask the host of the current request; None where the host cannot be asked."""
 
     elicit: Elicit | None = None
     sample: Sample | None = None
     why_not: str = "the calling host does not support it"
+    rounds: InputRounds | None = None  # set for 2026-07-28 hosts
 
 
 CALLER: ContextVar[Caller | None] = ContextVar("hermes_hub_caller", default=None)
@@ -53,6 +64,10 @@ class Relay:
             yield
         finally:
             self._in_flight.remove(caller)
+
+    def rounds(self) -> InputRounds | None:
+        caller = CALLER.get()
+        return caller.rounds if caller else None
 
     def _caller(self) -> Caller | None:
         found = CALLER.get()

@@ -30,7 +30,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.downstream.connection import LogRoute
-from hermes_hub.downstream.relay import CALLER, Caller
+from hermes_hub.downstream.relay import CALLER, Caller, InputRounds
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.identity import Identity, current_identity, reset_identity, set_identity
 
@@ -102,11 +102,12 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
     return LogRoute(level, send)
 
 
-def _caller(ctx: Ctx) -> Caller:
+def _caller(ctx: Ctx, params: types.CallToolRequestParams) -> Caller:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return Caller(why_not="the calling host speaks 2026-07-28, which has no server-to-client requests "
-                              "(relaying them as input-required results is not supported yet)")
+        return Caller(why_not="the calling host speaks 2026-07-28, which takes such requests only as input-required "
+                              "results, and hermes-hub relays those from 2026-07-28 servers only",
+                      rounds=InputRounds(params.input_responses, params.request_state))
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
@@ -147,11 +148,12 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=catalog.list_tools(current_identity().role))
 
-    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams,
+                        ) -> types.CallToolResult | types.InputRequiredResult:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
-        token = CALLER.set(_caller(ctx))
+        token = CALLER.set(_caller(ctx, params))
         try:
             return await catalog.call_tool(params.name, params.arguments, progress, _log_route(ctx),
                                            role=current_identity().role)
