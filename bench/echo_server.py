@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-import argparse
-
 from mcp.server import MCPServer
+
+from servers._cli import serve
 
 
 def build_server() -> MCPServer:
@@ -23,14 +23,7 @@ def build_server() -> MCPServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.echo_server", description=__doc__)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
-    args = parser.parse_args(argv)
-    server = build_server()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http, streamable_http_path="/mcp")
+    serve(build_server, "python -m bench.echo_server", __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -440,7 +440,7 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 

@@ -16,16 +16,18 @@ from typing import Any
 
 import anyio
 
-from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub import audit
+from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
 from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.builtins import Builtins
-from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.audit_tools import audit_items
+from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.config import HubConfig
+from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError
 from hermes_hub.identity import (
     ADMIN,
@@ -36,13 +38,12 @@ from hermes_hub.identity import (
     current_identity,
     local_user_name,
 )
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store, open_store
-from hermes_hub.downstream import Connection, Pool
-from hermes_hub.downstream.pool import Changes
 from hermes_hub.reloader import reload_from, watch_config
+from hermes_hub.sessions import Sessions
 from hermes_hub.status import hub_status
+from hermes_hub.storage import Store, open_store
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
+
 
 @asynccontextmanager
 async def _unaudited() -> AsyncIterator[Any]:
@@ -190,7 +191,7 @@ class Hub:
         await self._stack.aclose()
 
     async def wait_settled(self, timeout: float) -> bool:
-        """Wait until every server is READY or FAILED; False if ``timeout`` passed first."""
+        """Wait until every server is READY or its first attempt has ended; False if ``timeout`` passed first."""
         with anyio.move_on_after(timeout):
             await self.pool.wait_settled()
             return True

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from servers._cli import serve
 from servers._data import JsonStore, resolve_data_dir
 
 # date.fromisoformat also takes forms like 20261201 or 2026-W48-1; accept only the one we document.
@@ -83,14 +83,7 @@ def build_server(data_dir: Path | None = None) -> MCPServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m servers.calendar", description=__doc__)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
-    args = parser.parse_args(argv)
-    server = build_server()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http, streamable_http_path="/mcp")
+    serve(build_server, "python -m servers.calendar", __doc__, argv)
 
 
 if __name__ == "__main__":

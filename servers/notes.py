@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 import unicodedata
 from pathlib import Path
-
-from pydantic import BaseModel
 
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from pydantic import BaseModel
+
+from servers._cli import serve
 from servers._data import JsonStore, resolve_data_dir
 
 NOTE_URI = "notes://note/{id}"
@@ -119,14 +119,7 @@ def build_server(data_dir: Path | None = None) -> NotesServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m servers.notes", description=__doc__)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
-    args = parser.parse_args(argv)
-    server = build_server()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http, streamable_http_path="/mcp")
+    serve(build_server, "python -m servers.notes", __doc__, argv)
 
 
 if __name__ == "__main__":

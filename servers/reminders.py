@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from servers._cli import serve
 from servers._data import JsonStore, resolve_data_dir
 
 _EXAMPLES = "like 2026-12-01T09:00:00+01:00 or 2026-12-01T08:00:00Z"
@@ -64,14 +64,7 @@ def build_server(data_dir: Path | None = None) -> MCPServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m servers.reminders", description=__doc__)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
-    args = parser.parse_args(argv)
-    server = build_server()
-    if args.http is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=args.http, streamable_http_path="/mcp")
+    serve(build_server, "python -m servers.reminders", __doc__, argv)
 
 
 if __name__ == "__main__":

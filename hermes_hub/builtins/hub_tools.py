@@ -23,8 +23,9 @@ def status_items(get_status: Callable[[], dict[str, Any]]) -> list[BuiltinTool |
     tool = types.Tool(
         name="hub_status",
         description=(
-            "Show the hub's downstream servers: state (READY, STARTING, FAILED), tool/resource/prompt counts, "
-            "protocol version, last error, name collisions, and an estimate of the tokens the tool list costs."
+            "Show the hub's downstream servers: state (READY, STARTING, RESTARTING, CRASH_LOOP, FAILED, ...), "
+            "restarts, tool/resource/prompt counts, protocol version, last error, name collisions, and an "
+            "estimate of the tokens the tool list costs."
         ),
         input_schema={"type": "object", "properties": {}, "additionalProperties": False},
         annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),

@@ -35,8 +35,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.backoff import Backoff
-from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
+from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.relay import Relay

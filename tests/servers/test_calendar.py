@@ -2,8 +2,8 @@ import json
 
 import anyio
 import pytest
-
 from mcp import Client
+
 from servers.calendar import build_server
 
 pytestmark = pytest.mark.anyio

@@ -1,7 +1,7 @@
-import pytest
-
 import mcp.types as types
+import pytest
 from mcp import Client, MCPError
+
 from servers.notes import build_server
 
 pytestmark = pytest.mark.anyio

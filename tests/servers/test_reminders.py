@@ -1,6 +1,6 @@
 import pytest
-
 from mcp import Client
+
 from servers.reminders import build_server
 
 pytestmark = pytest.mark.anyio

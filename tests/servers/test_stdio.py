@@ -8,7 +8,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from mcp import Client, StdioServerParameters
 
 pytestmark = pytest.mark.anyio
