@@ -68,3 +68,25 @@ async def test_an_elicitation_a_2026_server_returns_as_input_required_reaches_ho
                 result = await host.call_tool("toy_approve", {"item": "the budget"})
     assert asked == ["Approve the budget?"]
     assert result.content[0].text == "the budget: approved"
+
+
+async def test_a_2026_host_answers_a_handshake_era_servers_pushed_elicitation_through_the_bridge():
+    from hermes_hub import Hub
+    from hermes_hub.config import parse_config
+
+    asked: list[str] = []
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": len(asked) == 1})
+
+    async with Hub(parse_config({"mcpServers": {"toy": toy(mode="legacy")}})) as hub:
+        with anyio.fail_after(30):
+            await hub.wait_settled(30)
+            async with Client(hub.server, elicitation_callback=on_elicit) as host:
+                assert host.protocol_version == "2026-07-28"
+                first = await host.call_tool("toy_confirm", {"question": "Ship it?"})
+                second = await host.call_tool("toy_confirm", {"question": "Really ship it?"})
+    assert asked == ["Ship it?", "Really ship it?"]
+    assert (first.content[0].text, second.content[0].text) == ("accept: True", "accept: False")
+    assert hub.pool.connections["toy"].bridge._pending == {}  # nothing left parked

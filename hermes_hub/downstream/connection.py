@@ -35,6 +35,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.backoff import Backoff
+from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.health import HealthCheck
@@ -108,6 +109,7 @@ class Connection:
         self._log_level: types.LoggingLevel | None = None  # the level asked of the server, lowest so far
         self._log_routes: list[LogRoute] = []  # calls in flight that want their log messages
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
+        self.bridge = Bridge(name)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
         self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
         self.health = HealthCheck(name, cfg)
         self._backoff = Backoff(cfg.backoff_initial, cfg.backoff_max, cfg.stable_after, cfg.crash_loop_after)
@@ -216,6 +218,7 @@ class Connection:
         """Serve until the peer goes away or stops answering health checks (then DEGRADED); say why."""
         verdict: list[str] = []
         async with anyio.create_task_group() as tg:
+            self.bridge.attach(tg)
 
             async def check_health() -> None:
                 verdict.append(await self.health.watch(client))
@@ -235,6 +238,7 @@ class Connection:
                 tg.start_soon(self._listen, client)
             await self.link.closed.wait()
             tg.cancel_scope.cancel()
+        self.bridge.attach(None)
         if verdict and not self.link.closed.is_set():
             self.link.hung = True  # no polite shutdown for a child that does not answer
             self._fail(verdict[0], State.DEGRADED)
@@ -311,6 +315,15 @@ class Connection:
         return self.client
 
     async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        rounds = self.relay.rounds()
+        if rounds is not None and self.ready_client().protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # A 2026-07-28 host and a server that may push requests: run the call on the bridge.
+            return await self.bridge.call(rounds, lambda: self._call(name, arguments, progress))
+        return await self._call(name, arguments, progress)
+
+    async def _call(
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         client = self.ready_client()

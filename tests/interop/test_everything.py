@@ -210,10 +210,23 @@ async def test_sampling_and_elicitation_requests_reach_a_handshake_era_host_and_
                      "elicit: Please provide inputs for the following "]
 
 
-async def test_a_2026_host_gets_a_clear_error_instead_of_a_relayed_sampling_request(hub):
+async def test_a_2026_host_answers_the_servers_pushed_sampling_request_through_the_bridge(hub):
+    async def sample(ctx, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        return types.CreateMessageResult(role="assistant", model="host-model",
+                                         content=types.TextContent(type="text", text="sampled via input-required"))
+
     with anyio.fail_after(30):
-        async with Client(hub) as host:
+        async with Client(hub, sampling_callback=sample) as host:
+            era = host.protocol_version
+            result = await host.call_tool("everything_trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+    assert era == "2026-07-28"
+    assert not result.is_error and "sampled via input-required" in result.content[0].text
+
+
+async def test_a_host_that_cannot_sample_gets_a_clear_error_instead_of_a_hang(hub):
+    with anyio.fail_after(30):
+        async with Client(hub, mode="legacy") as host:  # declares no sampling capability
             result = await host.call_tool("everything_trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
     assert result.is_error
-    assert "hermes-hub cannot relay sampling from server 'everything': the calling host speaks 2026-07-28" in \
+    assert "hermes-hub cannot relay sampling from server 'everything': the calling host does not support it" in \
         result.content[0].text
