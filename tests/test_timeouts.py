@@ -53,3 +53,18 @@ async def test_a_per_tool_timeout_overrides_the_servers():
     elapsed, result, _ = await timed_call({"toy": toy(timeout=30, tool_timeouts={"sl*": 0.3})}, "toy_sleep",
                                           {"seconds": 10})
     assert result.is_error and elapsed < 3 and "no progress for 0.3s" in result.content[0].text
+
+
+async def test_the_idle_timeout_does_not_run_while_a_person_answers_an_elicitation():
+    import mcp.types as types
+
+    async def slow_person(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await anyio.sleep(1.2)  # a person thinking, longer than the idle timeout
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    async with Hub(parse_config({"mcpServers": {"toy": toy(mode="legacy", timeout=0.5)}})) as hub:
+        with anyio.fail_after(30):
+            await hub.wait_settled(30)
+            async with Client(hub.server, mode="legacy", elicitation_callback=slow_person) as host:
+                result = await host.call_tool("toy_confirm", {"question": "Sure?"})
+    assert result.content[0].text == "accept: True"

@@ -168,7 +168,8 @@ class Connection:
                     open_transport(self.name, self.cfg, self.base_dir, self.link),
                     mode=self.cfg.mode,
                     cache=None,
-                    read_timeout_seconds=self.cfg.timeout,
+                    # handshake and listings: bounded like start-up; tool calls have their own Deadline
+                    read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),
                     message_handler=self._on_message,
                     logging_callback=self._on_log,
                     **self.relay.callbacks(),
@@ -333,7 +334,7 @@ class Connection:
             self._log_routes.append(route)
         deadline = Deadline(idle_timeout(self.cfg.timeout, self.cfg.tool_timeouts, name), self.cfg.max_timeout)
         try:
-            with self.relay.calling(), deadline.scope():
+            with self.relay.calling(deadline), deadline.scope():
                 # The SDK's own read timeout is only a backstop: ``deadline`` decides, progress resets it.
                 common = {"read_timeout_seconds": deadline.cap + 5, "meta": meta,
                           "progress_callback": deadline.on_progress(progress)}

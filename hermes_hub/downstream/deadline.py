@@ -47,6 +47,15 @@ class Deadline:
         with self._cap_scope, self._idle_scope:
             yield
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No idle timeout while the host is asked something (the cap still holds)."""
+        self._idle_scope.deadline = math.inf
+        try:
+            yield
+        finally:
+            self._idle_scope.deadline = anyio.current_time() + self.idle
+
     @property
     def expired(self) -> str | None:
         """Which limit ended the call: "idle", "cap", or None if it finished in time."""

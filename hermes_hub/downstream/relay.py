@@ -12,10 +12,10 @@ whose host cannot answer it, gets an error that says so instead of hanging.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import mcp.types as types
 from mcp import MCPError
@@ -44,6 +44,13 @@ class Caller:
 
 
 CALLER: ContextVar[Caller | None] = ContextVar("hermes_hub_caller", default=None)
+_CALL: ContextVar[tuple[Caller, Pausable | None] | None] = ContextVar("hermes_hub_call", default=None)
+
+
+class Pausable(Protocol):
+    """A call's deadline, which must not run while a person answers the host (``Deadline``)."""
+
+    def paused(self) -> AbstractContextManager[None]: ...
 
 
 class Relay:
@@ -51,29 +58,33 @@ class Relay:
 
     def __init__(self, server: str) -> None:
         self.server = server
-        self._in_flight: list[Caller] = []
+        self._in_flight: list[tuple[Caller, Pausable | None]] = []
 
     @contextmanager
-    def calling(self) -> Iterator[None]:
+    def calling(self, deadline: Pausable | None = None) -> Iterator[None]:
+        """Mark a call in flight for the current ``CALLER``; ``deadline`` pauses while the host answers."""
         caller = CALLER.get()
         if caller is None:
             yield
             return
-        self._in_flight.append(caller)
+        call = (caller, deadline)
+        self._in_flight.append(call)
+        token = _CALL.set(call)
         try:
             yield
         finally:
-            self._in_flight.remove(caller)
+            _CALL.reset(token)
+            self._in_flight.remove(call)
 
     def rounds(self) -> InputRounds | None:
         caller = CALLER.get()
         return caller.rounds if caller else None
 
-    def _caller(self) -> Caller | None:
-        found = CALLER.get()
+    def _call(self) -> tuple[Caller | None, Pausable | None]:
+        found = _CALL.get()
         if found is None and len(self._in_flight) == 1:
             found = self._in_flight[0]
-        return found
+        return found or (None, None)
 
     def _refuse(self, what: str, caller: Caller | None) -> types.ErrorData:
         why = caller.why_not if caller else (
@@ -82,22 +93,24 @@ class Relay:
                                message=f"hermes-hub cannot relay {what} from server '{self.server}': {why}")
 
     async def elicitation(self, ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
-        caller = self._caller()
+        caller, deadline = self._call()
         if caller is None or caller.elicit is None:
             return self._refuse("elicitation", caller)
-        try:
-            return await caller.elicit(params)
-        except MCPError as e:
-            return types.ErrorData(code=e.code, message=e.message)
+        return await _ask(caller.elicit, params, deadline)
 
     async def sampling(self, ctx: Any, params: types.CreateMessageRequestParams) -> Any:
-        caller = self._caller()
+        caller, deadline = self._call()
         if caller is None or caller.sample is None:
             return self._refuse("sampling", caller)
-        try:
-            return await caller.sample(params)
-        except MCPError as e:
-            return types.ErrorData(code=e.code, message=e.message)
+        return await _ask(caller.sample, params, deadline)
 
     def callbacks(self) -> dict[str, Any]:
         return {"elicitation_callback": self.elicitation, "sampling_callback": self.sampling}
+
+
+async def _ask(ask: Callable[[Any], Awaitable[Any]], params: Any, deadline: Pausable | None) -> Any:
+    try:
+        with deadline.paused() if deadline else nullcontext():  # a person may take a while to answer
+            return await ask(params)
+    except MCPError as e:
+        return types.ErrorData(code=e.code, message=e.message)
