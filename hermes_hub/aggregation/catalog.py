@@ -25,7 +25,7 @@ from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
 from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.aggregation.truncation import fit_result, rough_size
-from hermes_hub.downstream.connection import CALLER_LOGS, LogRoute
+from hermes_hub.downstream.logs import CALLER_LOGS, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
 log = logging.getLogger("hermes_hub.catalog")

@@ -21,8 +21,6 @@ import math
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Hashable
-from contextvars import ContextVar
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.listing import every_page
+from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.relay import Relay
 from hermes_hub.downstream.transports import Link, open_transport
 from hermes_hub.errors import DownstreamError, ServerNotReady
@@ -49,27 +48,8 @@ TEARDOWN_SECONDS = 5.0  # closing a lost session (an HTTP DELETE to a hung serve
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 NotifyFn = Callable[[], Awaitable[None]]
-LEVELS: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
 # The hub relays logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
-
-
-@dataclass(frozen=True)
-class LogRoute:
-    """Where the log messages a forwarded call causes go: ``send``, from ``level`` up
-    (``None``: whatever the server sends by default)."""
-
-    level: types.LoggingLevel | None
-    send: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
-
-    def wants(self, level: types.LoggingLevel) -> bool:
-        return self.level is None or LEVELS.index(level) >= LEVELS.index(self.level)
-
-
-# Set by the caller around a forwarded call (see ``Catalog.call_tool``). Messages that arrive on
-# the call's own HTTP stream still see it; on stdio they are matched to the one call in flight.
-CALLER_LOGS: ContextVar[LogRoute | None] = ContextVar("hermes_hub_caller_logs", default=None)
 
 
 class State(str, Enum):
@@ -106,8 +86,7 @@ class Connection:
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
         self._relist = anyio.Event()
-        self._log_level: types.LoggingLevel | None = None  # the level asked of the server, lowest so far
-        self._log_routes: list[LogRoute] = []  # calls in flight that want their log messages
+        self.logs = LogRelay(name)  # log messages during a call go to the calling host
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
         self.bridge = Bridge(name)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
         self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
@@ -171,7 +150,7 @@ class Connection:
                     # handshake and listings: bounded like start-up; tool calls have their own Deadline
                     read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),
                     message_handler=self._on_message,
-                    logging_callback=self._on_log,
+                    logging_callback=self.logs.on_log,
                     **self.relay.callbacks(),
                 ) as client:
                     self.protocol_version = client.protocol_version
@@ -272,15 +251,6 @@ class Connection:
             for notify in list(self._watchers.get(msg.params.uri, {}).values()):
                 await notify()
 
-    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        """Relay a log message to the call that caused it; with no such call, to the hub's log."""
-        route = CALLER_LOGS.get() or (self._log_routes[0] if len(self._log_routes) == 1 else None)
-        logger = f"{self.name}/{params.logger}" if params.logger else self.name
-        if route is None:
-            log.debug("[%s] %s: %s", logger, params.level, params.data)
-        elif route.wants(params.level):
-            await route.send(params.model_copy(update={"logger": logger}))
-
     async def _list_all(self, client: Client) -> None:
         caps = client.server_capabilities or types.ServerCapabilities()
         self.tools = await every_page(client.list_tools, "tools") if caps.tools else []
@@ -300,7 +270,8 @@ class Connection:
         """Leave READY (or STARTING): no client, no lists, so the catalog drops the server at once."""
         self.client = None
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
-        self._watchers, self._log_level = {}, None
+        self._watchers = {}
+        self.logs.reset()
         wait = f" (next try in {self.retry_at - time.monotonic():.1f}s)" if self.retry_at and state in _WAITING else ""
         log.warning("[%s] %s%s: %s", self.name, state.value, wait, why)
         self._set(state, why)
@@ -328,13 +299,10 @@ class Connection:
         self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         client = self.ready_client()
-        route = CALLER_LOGS.get()
-        meta = await self._ask_for_logs(client, route)
-        if route is not None:
-            self._log_routes.append(route)
         deadline = Deadline(idle_timeout(self.cfg.timeout, self.cfg.tool_timeouts, name), self.cfg.max_timeout)
         try:
-            with self.relay.calling(deadline), deadline.scope():
+            with self.logs.routing() as route, self.relay.calling(deadline), deadline.scope():
+                meta = await self.logs.ask(client, route)
                 # The SDK's own read timeout is only a backstop: ``deadline`` decides, progress resets it.
                 common = {"read_timeout_seconds": deadline.cap + 5, "meta": meta,
                           "progress_callback": deadline.on_progress(progress)}
@@ -346,30 +314,11 @@ class Connection:
                 return await client.call_tool(name, arguments, **common)
         except MCPError as e:
             raise self._downstream_error(e) from e
-        finally:
-            if route is not None:
-                self._log_routes.remove(route)
         # Only reached when the deadline cancelled the call.
         what, key = (f"no progress for {deadline.idle:g}s", "timeout (or tool_timeouts)") \
             if deadline.expired == "idle" else (f"still running after {deadline.cap:g}s", "max_timeout")
         raise DownstreamError(self.name, f"tool '{name}' timed out: {what}; the call was cancelled. "
                               f"Raise mcpServers.{self.name}.{key} if it needs longer", types.REQUEST_TIMEOUT)
-
-    async def _ask_for_logs(self, client: Client, route: LogRoute | None) -> dict[str, Any] | None:
-        """Make the server send what ``route`` wants: 2026 servers per request (the ``_meta``
-        returned here), older ones by lowering their level, never raising it (the hub filters)."""
-        if route is None or route.level is None:
-            return None
-        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return {types.LOG_LEVEL_META_KEY: route.level}
-        lower = self._log_level is None or LEVELS.index(route.level) < LEVELS.index(self._log_level)
-        if lower and self.capabilities and self.capabilities.logging:
-            try:
-                await client.session.set_logging_level(route.level)
-                self._log_level = route.level
-            except MCPError as e:
-                log.warning("[%s] logging/setLevel %s failed: %s", self.name, route.level, e.message)
-        return None
 
     async def subscribe_resource(self, uri: str, watcher: Hashable, notify: NotifyFn) -> None:
         """Subscribe to ``uri`` (once, however many watchers); ``notify`` runs on each update."""

@@ -29,7 +29,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
-from hermes_hub.downstream.connection import LogRoute
+from hermes_hub.downstream.logs import LogRoute
 from hermes_hub.downstream.relay import CALLER, Caller, InputRounds
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.identity import Identity, current_identity, reset_identity, set_identity
