@@ -157,6 +157,7 @@ class Connection:
                     self.server_info = client.server_info
                     self.capabilities = client.server_capabilities
                     await self._list_all(client)
+                    await self._resubscribe(client)
                     self.client = client
                     scope.deadline = math.inf
                     self._ready_at = time.monotonic()
@@ -270,8 +271,7 @@ class Connection:
         """Leave READY (or STARTING): no client, no lists, so the catalog drops the server at once."""
         self.client = None
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
-        self._watchers = {}
-        self.logs.reset()
+        self.logs.reset()  # subscriptions (``_watchers``) are kept: renewed when READY again
         wait = f" (next try in {self.retry_at - time.monotonic():.1f}s)" if self.retry_at and state in _WAITING else ""
         log.warning("[%s] %s%s: %s", self.name, state.value, wait, why)
         self._set(state, why)
@@ -333,6 +333,14 @@ class Connection:
             except MCPError as e:
                 raise self._downstream_error(e) from e
         self._watchers.setdefault(uri, {})[watcher] = notify
+
+    async def _resubscribe(self, client: Client) -> None:
+        """After a restart, subscribe again to what hosts are still watching."""
+        for uri in list(self._watchers):
+            try:
+                await client.session.subscribe_resource(uri)
+            except MCPError as e:
+                log.warning("[%s] could not renew the subscription to %s: %s", self.name, uri, e.message)
 
     async def unsubscribe_resource(self, uri: str, watcher: Hashable) -> None:
         """Forget ``watcher``; the server is unsubscribed when the last watcher of ``uri`` goes."""

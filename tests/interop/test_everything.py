@@ -230,3 +230,34 @@ async def test_a_host_that_cannot_sample_gets_a_clear_error_instead_of_a_hang(hu
     assert result.is_error
     assert "hermes-hub cannot relay sampling from server 'everything': the calling host does not support it" in \
         result.content[0].text
+
+
+async def test_a_subscription_is_renewed_after_the_server_restarts(tmp_path):
+    import os
+    import signal
+
+    from hermes_hub import Hub
+    from hermes_hub.config import parse_config
+
+    updated = anyio.Event()
+
+    async def on_message(msg) -> None:
+        if isinstance(msg, types.ResourceUpdatedNotification):
+            updated.set()
+
+    entry = {**everything_stdio(), "backoff_initial": 0.1}
+    async with Hub(parse_config({"mcpServers": {"everything": entry}})) as hub:
+        conn = hub.pool.connections["everything"]
+        with anyio.fail_after(60):
+            await hub.wait_settled(30)
+            async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
+                await host.subscribe_resource(FEATURES)
+                first_pid = conn.link.pid
+                os.kill(first_pid, signal.SIGKILL)
+                while not (conn.ready and conn.link.pid != first_pid):
+                    await anyio.sleep(0.05)  # poll interval; bounded by fail_after
+                # The new process knows nothing of the subscription unless the hub renewed it.
+                await host.call_tool("everything_toggle-subscriber-updates", {})
+                await updated.wait()
+                await host.call_tool("everything_toggle-subscriber-updates", {})
+    assert conn.restarts == 1
