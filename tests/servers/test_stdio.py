@@ -1,18 +1,17 @@
 """The servers as real processes: stdio by default, streamable HTTP with --http."""
 
 import os
-import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.support import PROJECT, free_port, wait_port
+
 pytestmark = pytest.mark.anyio
 
-PROJECT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -34,24 +33,6 @@ async def test_each_server_lists_its_tools_over_stdio(tmp_path, module, tools):
     assert (tmp_path / f"{module.split('.')[1]}.json").exists()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def wait_until_listening(port: int, process: subprocess.Popen, log: Path) -> None:
-    while True:
-        assert process.poll() is None, f"server exited with {process.returncode}:\n{log.read_text()}"
-        try:
-            stream = await anyio.connect_tcp("127.0.0.1", port)
-        except OSError:
-            await anyio.sleep(0.05)  # poll interval; the loop itself is bounded by the caller's fail_after
-        else:
-            await stream.aclose()
-            return
-
-
 async def test_a_server_started_with_http_serves_tool_calls_at_slash_mcp(tmp_path):
     port = free_port()
     log = tmp_path / "server.log"
@@ -66,7 +47,7 @@ async def test_a_server_started_with_http_serves_tool_calls_at_slash_mcp(tmp_pat
         )
     try:
         with anyio.fail_after(20):
-            await wait_until_listening(port, process, log)
+            await wait_port(port, process, log)
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 arguments = {"content": "Call mum", "time": "2026-12-01T09:00+01:00"}
                 sent = await client.call_tool("send_reminder", arguments)
