@@ -134,7 +134,8 @@ class Hub:
             mounts.append(Mount(conn, Namespace(self.config.prefix_of(name), sep),
                                 NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}",
                                 RoleFilter.of(cfg.roles, cfg.tool_roles),
-                                RetryPolicy(cfg.retries, retryable=tuple(cfg.retryable))))
+                                RetryPolicy(cfg.retries, retryable=tuple(cfg.retryable)),
+                                None if cfg.roles is None else tuple(cfg.roles)))
         return mounts
 
     async def reload(self, config: HubConfig) -> Changes:

@@ -110,6 +110,25 @@ async def test_roles_hide_servers_and_tools_and_admin_only_builtins(two_users):
     assert allowed.content[0].text == "hi"
 
 
+async def test_a_server_limited_to_a_role_hides_its_prompts_and_resources_from_others(two_users):
+    url, alice_token, _, admin_token = two_users
+    with anyio.fail_after(60):
+        async with as_user(url, alice_token) as alice, as_user(url, admin_token) as admin:
+            user_prompts = {p.name for p in (await alice.list_prompts()).prompts}
+            user_templates = {t.uri_template for t in (await alice.list_resource_templates()).resource_templates}
+            admin_prompts = {p.name for p in (await admin.list_prompts()).prompts}
+            with pytest.raises(MCPError) as hidden_prompt:
+                await alice.get_prompt("secret_greet", {"who": "x"})
+            with pytest.raises(MCPError) as hidden_read:
+                await alice.read_resource("toy://secret/item/1")
+            read = await admin.read_resource("toy://secret/item/1")
+    assert "toy_greet" in user_prompts and "secret_greet" not in user_prompts
+    assert "toy://secret/item/{item_id}" not in user_templates and "secret_greet" in admin_prompts
+    assert "unknown prompt 'secret_greet'" in hidden_prompt.value.message
+    assert "unknown resource 'toy://secret/item/1'" in hidden_read.value.message
+    assert read.contents[0].text == "item 1 of secret"
+
+
 async def test_audit_records_every_call_and_only_admins_read_other_users_rows(two_users):
     url, alice_token, bob_token, admin_token = two_users
     with anyio.fail_after(60):

@@ -62,6 +62,10 @@ class Mount:
     config_path: str = ""  # where the fix goes, e.g. "mcpServers.notes"
     access: Callable[[str, str], bool] = RoleFilter()  # (own tool name, caller's role) -> may use it
     retry: RetryPolicy = RetryPolicy(retries=0)
+    roles: tuple[str, ...] | None = None  # who may see this server's resources and prompts (None: everyone)
+
+    def serves(self, role: str) -> bool:
+        return role == "admin" or self.roles is None or role in self.roles
 
 
 @dataclass
@@ -251,15 +255,24 @@ class Catalog:
             return result
         return fit_result(result, self.max_result_bytes)
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+    def visible(self, index: dict[str, Entry], role: str) -> list[Any]:
+        """The public items of ``index`` (resources, templates or prompts) a caller with ``role`` may see."""
+        return [e.item for e in index.values() if e.mount.serves(role)]
+
+    async def read_resource(self, uri: str, role: str = "admin") -> types.ReadResourceResult:
         mount, original = self._route_uri(uri)
+        if not mount.serves(role):
+            raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
         result = await mount.source.read_resource(original)
         contents = [c.model_copy(update={"uri": uri}) if c.uri == original else c for c in result.contents]
         return result.model_copy(update={"contents": contents})
 
-    async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]]) -> None:
+    async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]],
+                        role: str = "admin") -> None:
         """Subscribe ``watcher`` to the resource ``uri``; ``notify`` runs when its server reports an update."""
         mount, original = self._route_uri(uri)
+        if not mount.serves(role):
+            raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
         subscribe = getattr(mount.source, "subscribe_resource", None)
         if subscribe is None:
             raise DownstreamError(mount.source.name, "its resources cannot be subscribed to; read them again "
@@ -271,8 +284,11 @@ class Catalog:
         if unsubscribe := getattr(mount.source, "unsubscribe_resource", None):
             await unsubscribe(original, watcher)
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None,
+                         role: str = "admin") -> types.GetPromptResult:
         entry = self.prompts.get(name)
+        if entry is not None and not entry.mount.serves(role):
+            entry = None
         if entry is None:
             if waiting := self._not_ready_owner(name):
                 raise waiting
@@ -280,15 +296,15 @@ class Catalog:
         return await entry.mount.source.get_prompt(entry.original, arguments)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
-                       ) -> types.CompleteResult:
+                       role: str = "admin") -> types.CompleteResult:
         if isinstance(ref, types.PromptReference):
             entry = self.prompts.get(ref.name)
-            if entry is None:
+            if entry is None or not entry.mount.serves(role):
                 raise UnknownName("prompt", ref.name)
             new_ref: Any = ref.model_copy(update={"name": entry.original})
         else:
             entry = self.templates.get(ref.uri)
-            if entry is None:
+            if entry is None or not entry.mount.serves(role):
                 raise UnknownName("resource template", ref.uri)
             new_ref = ref.model_copy(update={"uri": entry.original})
         return await entry.mount.source.complete(new_ref, argument, context)

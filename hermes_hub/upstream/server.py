@@ -169,22 +169,23 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         return types.EmptyResult()
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[e.item for e in catalog.resources.values()])
+        return types.ListResourcesResult(resources=catalog.visible(catalog.resources, current_identity().role))
 
     async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None,
                              ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[e.item for e in catalog.templates.values()])
+        return types.ListResourceTemplatesResult(
+            resource_templates=catalog.visible(catalog.templates, current_identity().role))
 
     async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            return await catalog.read_resource(params.uri)
+            return await catalog.read_resource(params.uri, current_identity().role)
         except HubError as e:
             raise _protocol_error(e) from e
 
     async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         session, host, uri = ctx.session, _host_connection(ctx), params.uri
         try:
-            await catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri))
+            await catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri), current_identity().role)
         except HubError as e:
             raise _protocol_error(e) from e
         if stack := getattr(host, "exit_stack", None):  # the host went away: drop its subscription
@@ -199,11 +200,11 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         return types.EmptyResult()
 
     async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[e.item for e in catalog.prompts.values()])
+        return types.ListPromptsResult(prompts=catalog.visible(catalog.prompts, current_identity().role))
 
     async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         try:
-            return await catalog.get_prompt(params.name, params.arguments)
+            return await catalog.get_prompt(params.name, params.arguments, current_identity().role)
         except HubError as e:
             raise _protocol_error(e) from e
 
@@ -211,7 +212,7 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context else None
         try:
-            return await catalog.complete(params.ref, argument, context)
+            return await catalog.complete(params.ref, argument, context, current_identity().role)
         except (ServerNotReady, UnknownName):
             return types.CompleteResult(completion=types.Completion(values=[]))
         except HubError as e:
