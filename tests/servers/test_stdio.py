@@ -1,14 +1,12 @@
 """The servers as real processes: stdio by default, streamable HTTP with --http."""
 
-import os
-import subprocess
 import sys
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import PROJECT, free_port, wait_port
+from tests.support import PROJECT, free_port, process, wait_port
 
 pytestmark = pytest.mark.anyio
 
@@ -36,30 +34,15 @@ async def test_each_server_lists_its_tools_over_stdio(tmp_path, module, tools):
 async def test_a_server_started_with_http_serves_tool_calls_at_slash_mcp(tmp_path):
     port = free_port()
     log = tmp_path / "server.log"
-    with log.open("w") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "servers.reminders", "--http", str(port)],
-            cwd=PROJECT,
-            env={**os.environ, "HERMES_DEMO_DATA": str(tmp_path / "data")},
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-        )
-    try:
+    argv = [sys.executable, "-m", "servers.reminders", "--http", str(port)]
+    with process(argv, log, env={"HERMES_DEMO_DATA": str(tmp_path / "data")}) as server:
         with anyio.fail_after(20):
-            await wait_port(port, process, log)
+            await wait_port(port, server, log)
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 arguments = {"content": "Call mum", "time": "2026-12-01T09:00+01:00"}
                 sent = await client.call_tool("send_reminder", arguments)
                 refused = await client.call_tool("send_reminder", {"content": "Nap", "time": "tomorrow"})
                 listed = await client.call_tool("list_reminders", {})
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
     assert sent.structured_content == {"id": "rem-1", "content": "Call mum", "time_utc": "2026-12-01T08:00:00Z"}
     assert refused.is_error and "2026-12-01T09:00:00+01:00" in refused.content[0].text
     assert listed.structured_content == {"reminders": [sent.structured_content]}
