@@ -120,17 +120,14 @@ def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: b
 
     _setup_logging(not quiet)
     try:
-        cfg = load_config(config)
+        hub = Hub.from_file(config)  # reloads the file on SIGHUP and whenever it changes
     except ConfigError as e:
         _fail(str(e), 2)
-    for w in cfg.warnings:
-        log.warning("%s", w)
-    hub = Hub(cfg)
+    cfg = hub.config
     if stdio:
         from hermes_hub.upstream.stdio import serve_stdio
 
-        anyio.run(serve_stdio, hub, backend_options={"use_uvloop": _HAS_UVLOOP})
-        return
+        sys.exit(anyio.run(serve_stdio, hub, backend_options={"use_uvloop": _HAS_UVLOOP}))
     import uvicorn
 
     from hermes_hub.upstream.app import build_app

@@ -1,12 +1,13 @@
 """The composition root: config -> pool of downstream connections -> catalog -> upstream server.
 
-    async with Hub(load_config("hub.json")) as hub:
+    async with Hub.from_file("hub.json") as hub:   # what `hermes-hub serve` runs: reloads on change
         await hub.wait_settled(30)
         async with Client(hub.server) as host: ...
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -25,19 +26,12 @@ from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.session_tools import session_items
-from hermes_hub.config import HubConfig
+from hermes_hub.call import Identity
+from hermes_hub.config import HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError
-from hermes_hub.identity import (
-    ADMIN,
-    IDENTITY_KEY,
-    Authenticator,
-    Identity,
-    StaticToken,
-    current_identity,
-    local_user_name,
-)
+from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.sessions import Sessions
 from hermes_hub.status import hub_status
@@ -50,6 +44,7 @@ async def _unaudited() -> AsyncIterator[Any]:
     yield audit.Recording()
 
 
+log = logging.getLogger("hermes_hub")
 ANNOUNCE_DEBOUNCE = 0.1  # seconds
 
 try:
@@ -59,7 +54,16 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 
 class Hub:
-    """Pass ``config_path`` to reload hub.json on SIGHUP and whenever the file changes."""
+    """The hub. ``Hub.from_file(path)`` is how every command builds it (it reloads the file on
+    SIGHUP and whenever it changes); ``Hub(config)`` serves a config built in memory."""
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Hub:
+        """The hub of the config file at ``path`` (``ConfigError`` names what is wrong in it)."""
+        config = load_config(path)
+        for warning in config.warnings:
+            log.warning("%s", warning)
+        return cls(config, config_path=path)
 
     def __init__(self, config: HubConfig, *, config_path: str | Path | None = None) -> None:
         self.config = config
@@ -105,10 +109,10 @@ class Hub:
         found = request.scope.get("state", {}).get(IDENTITY_KEY) if request is not None else None
         return found or self.local
 
-    def _audit(self, *, tool: str, server: str | None, arguments: dict[str, Any] | None) -> Any:
+    def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None) -> Any:
         if self.store is None:
             return _unaudited()
-        return audit.record(self.store, user_id=current_identity().user_id, tool=tool, server=server,
+        return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server,
                             arguments=arguments, masker=self.masker, writer=self.audit_writer)
 
     async def _reload_tool(self) -> dict[str, Any]:
@@ -190,6 +194,14 @@ class Hub:
         self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self._stack.aclose()
+
+    async def shutdown(self, timeout: float) -> None:
+        """Write the audit rows submitted so far and stop every child, within ``timeout`` seconds:
+        for a stop that cannot wait for the orderly exit of ``async with hub``."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
+            if self.audit_writer is not None:
+                await self.audit_writer.flush()
+            await self.pool.stop_all()
 
     async def wait_settled(self, timeout: float) -> bool:
         """Wait until every server is READY or its first attempt has ended; False if ``timeout`` passed first."""

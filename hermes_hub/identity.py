@@ -3,13 +3,12 @@
     token = new_token()                         # shown once; only token_hash(token) is stored
     identity = await Authenticator(store, config_tokens).identify(token)
 
-Every request handler reads the caller with ``current_identity()``; the upstream server sets it
-per request, so built-in tools and the audit never guess.
+The upstream turns the caller into the ``Identity`` of each request's ``CallContext`` (see
+``hermes_hub.call``), so built-in tools and the audit never guess.
 """
 
 from __future__ import annotations
 
-import contextvars
 import getpass
 import hashlib
 import hmac
@@ -18,27 +17,15 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hermes_hub.call import ADMIN, USER, Identity
 from hermes_hub.errors import InvalidInput
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import TokenRecord, utcnow
 
 TOKEN_PREFIX = "hh_"
 IDENTITY_KEY = "hermes_identity"  # where the HTTP auth middleware leaves the caller in the ASGI scope state
-ADMIN = "admin"
-USER = "user"
-
-
-@dataclass(frozen=True)
-class Identity:
-    user_id: str
-    role: str = USER
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == ADMIN
-
-
-_current: contextvars.ContextVar[Identity | None] = contextvars.ContextVar("hermes_identity", default=None)
+__all__ = ["ADMIN", "IDENTITY_KEY", "USER", "Authenticator", "Identity", "StaticToken", "create_token", "local_user_name",
+           "new_token", "token_hash"]
 
 
 def local_user_name() -> str:
@@ -47,21 +34,6 @@ def local_user_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return os.environ.get("USER", "local")
-
-
-def current_identity() -> Identity:
-    ident = _current.get()
-    if ident is None:
-        raise RuntimeError("no caller identity is set for this request (a bug: the upstream sets it)")
-    return ident
-
-
-def set_identity(identity: Identity) -> contextvars.Token[Identity | None]:
-    return _current.set(identity)
-
-
-def reset_identity(token: contextvars.Token[Identity | None]) -> None:
-    _current.reset(token)
 
 
 def new_token() -> str:

@@ -86,9 +86,9 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
         if scope.cancelled_caught:
             raise HubError(f"{target.describe()} did not complete the MCP handshake within {cfg.startup_timeout:g}s")
     else:
-        config = load_config(target.config)
-        async with Hub(config) as hub:
-            longest = max((s.startup_timeout for s in config.enabled().values()), default=0)
+        hub = Hub.from_file(target.config)
+        async with hub:
+            longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
             await hub.wait_settled(longest + 1)
             async with Client(hub.server) as client:
                 yield client, hub

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
+from hermes_hub.call import CallContext, Identity
 from hermes_hub.config import parse_config
 from hermes_hub.downstream import Connection, Pool
 from tests.support import free_port, process, toy, wait_port
@@ -148,7 +149,7 @@ async def test_a_child_that_stops_answering_is_marked_degraded_by_health_checks_
             await pool.wait_for(lambda: conn.ready)
             old = kill(conn, signal.SIGSTOP)
             await pool.wait_for(back_up(conn, old))
-            echoed = await conn.call_tool("echo", {"text": "awake"})
+            echoed = await conn.call_tool("echo", {"text": "awake"}, CallContext(Identity("tester")))
             states = seen[:]  # leaving the pool adds STOPPED
     method = "ping" if mode == "legacy" else "server/discover"
     assert states == ["STARTING", "READY", "DEGRADED", "RESTARTING", "STARTING", "READY"]

@@ -25,13 +25,12 @@ from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
 from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.aggregation.truncation import fit_result, rough_size
-from hermes_hub.downstream.logs import CALLER_LOGS, LogRoute
+from hermes_hub.call import CallContext, Identity, require, require_identity
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
 log = logging.getLogger("hermes_hub.catalog")
 
 ORIGIN_META = "hermes-hub/origin"
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Source(Protocol):
@@ -46,12 +45,13 @@ class Source(Protocol):
     @property
     def ready(self) -> bool: ...
     def describe_state(self) -> str: ...
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
                         ) -> types.CallToolResult | types.InputRequiredResult: ...
-    async def read_resource(self, uri: str) -> types.ReadResourceResult: ...
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult: ...
+    async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult: ...
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext,
+                         ) -> types.GetPromptResult: ...
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
-                       ) -> types.CompleteResult: ...
+                       ctx: CallContext) -> types.CompleteResult: ...
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,11 @@ class Mount:
     retry: RetryPolicy = RetryPolicy(retries=0)
     roles: tuple[str, ...] | None = None  # who may see this server's resources and prompts (None: everyone)
 
-    def serves(self, role: str) -> bool:
-        return role == "admin" or self.roles is None or role in self.roles
+    def serves(self, caller: Identity) -> bool:
+        return caller.is_admin or self.roles is None or caller.role in self.roles
+
+    def offers(self, tool: str, caller: Identity) -> bool:
+        return self.access(tool, caller.role)
 
 
 @dataclass
@@ -119,7 +122,7 @@ Auditor = Callable[..., AbstractAsyncContextManager[Outcome]]
 
 
 class Catalog:
-    """``auditor(tool=, server=, arguments=)`` wraps every call (see ``hermes_hub.audit.record``)."""
+    """``auditor(caller=, tool=, server=, arguments=)`` wraps every call (see ``hermes_hub.audit.record``)."""
 
     def __init__(self, mounts: Sequence[Mount], max_result_bytes: int = 1_000_000,
                  auditor: Auditor = _no_audit) -> None:
@@ -189,11 +192,11 @@ class Catalog:
 
     # -- listing ---------------------------------------------------------------------------
 
-    def list_tools(self, role: str = "admin") -> list[types.Tool]:
-        """The tools a caller with ``role`` may use (and so may see)."""
-        if role == "admin":
+    def list_tools(self, caller: Identity) -> list[types.Tool]:
+        """The tools ``caller`` may use (and so may see)."""
+        if require_identity(caller).is_admin:
             return self._tool_list
-        return [e.item for e in self.tools.values() if e.mount.access(e.original, role)]
+        return [e.item for e in self.tools.values() if e.mount.offers(e.original, caller)]
 
     def token_estimate(self) -> int:
         """Roughly what the tool list costs a host's context (4 characters a token)."""
@@ -207,47 +210,45 @@ class Catalog:
     # -- routing ---------------------------------------------------------------------------
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None,
-        logs: LogRoute | None = None, role: str = "admin",
+        self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """Route a call. Failures a model can act on come back as ``isError`` results.
-        Log messages the server sends during the call go to ``logs``."""
+        """Route a call for ``ctx.caller``. Failures a model can act on come back as ``isError``
+        results; progress, log messages and questions from the server go back through ``ctx``."""
+        require(ctx)
         entry = self.tools.get(name)
-        if entry is not None and not entry.mount.access(entry.original, role):
+        if entry is not None and not entry.mount.offers(entry.original, ctx.caller):
             entry = None  # a tool the caller may not use does not exist for them
-        async with self.auditor(tool=name, server=entry.mount.source.name if entry else None,
+        async with self.auditor(caller=ctx.caller, tool=name, server=entry.mount.source.name if entry else None,
                                 arguments=arguments) as outcome:
+            if entry is None and ctx.rounds and ctx.rounds.request_state:
+                entry = self._continued(name, ctx.caller)
             if entry is None:
                 waiting = self._not_ready_owner(name)
                 outcome.refused(str(waiting) if waiting else "unknown tool")
                 if waiting:
                     return error_result(str(waiting))
                 raise UnknownName("tool", name, "list the tools with `hermes-hub tools` (names are prefixed per server)")
-            result = await self._forward(entry, name, arguments or {}, progress, logs)
+            result = await self._forward(entry, name, arguments or {}, ctx)
             if isinstance(result, types.CallToolResult):
                 outcome.result_size = rough_size(result)
                 if result.is_error:
                     outcome.tool_error(_first_text(result))
             return result
 
-    async def _forward(self, entry: Entry, name: str, arguments: dict[str, Any], progress: ProgressFn | None,
-                       logs: LogRoute | None) -> types.CallToolResult:
+    async def _forward(self, entry: Entry, name: str, arguments: dict[str, Any], ctx: CallContext,
+                       ) -> types.CallToolResult | types.InputRequiredResult:
         if problems := entry.check.problems(arguments):
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
-        token = CALLER_LOGS.set(logs)
-        try:
-            for attempt in itertools.count():
-                try:
-                    result = await entry.mount.source.call_tool(entry.original, arguments, progress)
-                    break
-                except (ServerNotReady, DownstreamError) as e:
-                    if not entry.mount.retry.should_retry(e, entry.item, entry.original, attempt):
-                        return error_result(str(e) if attempt == 0 else f"{e} (after {attempt + 1} attempts)")
-                    log.info("retrying %s in %gs: %s", name, entry.mount.retry.delay(attempt), e)
-                    await anyio.sleep(entry.mount.retry.delay(attempt))
-        finally:
-            CALLER_LOGS.reset(token)
+        for attempt in itertools.count():
+            try:
+                result = await entry.mount.source.call_tool(entry.original, arguments, ctx)
+                break
+            except (ServerNotReady, DownstreamError) as e:
+                if not entry.mount.retry.should_retry(e, entry.item, entry.original, attempt):
+                    return error_result(str(e) if attempt == 0 else f"{e} (after {attempt + 1} attempts)")
+                log.info("retrying %s in %gs: %s", name, entry.mount.retry.delay(attempt), e)
+                await anyio.sleep(entry.mount.retry.delay(attempt))
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
             result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
                                                         if k != types.SERVER_INFO_META_KEY} or None})
@@ -255,23 +256,26 @@ class Catalog:
             return result
         return fit_result(result, self.max_result_bytes)
 
-    def visible(self, index: dict[str, Entry], role: str) -> list[Any]:
-        """The public items of ``index`` (resources, templates or prompts) a caller with ``role`` may see."""
-        return [e.item for e in index.values() if e.mount.serves(role)]
+    def visible(self, index: dict[str, Entry], caller: Identity) -> list[Any]:
+        """The public items of ``index`` (resources, templates or prompts) ``caller`` may see."""
+        require_identity(caller)
+        return [e.item for e in index.values() if e.mount.serves(caller)]
 
-    async def read_resource(self, uri: str, role: str = "admin") -> types.ReadResourceResult:
+    async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
+        require(ctx)
         mount, original = self._route_uri(uri)
-        if not mount.serves(role):
+        if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
-        result = await mount.source.read_resource(original)
+        result = await mount.source.read_resource(original, ctx)
         contents = [c.model_copy(update={"uri": uri}) if c.uri == original else c for c in result.contents]
         return result.model_copy(update={"contents": contents})
 
     async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]],
-                        role: str = "admin") -> None:
+                        ctx: CallContext) -> None:
         """Subscribe ``watcher`` to the resource ``uri``; ``notify`` runs when its server reports an update."""
+        require(ctx)
         mount, original = self._route_uri(uri)
-        if not mount.serves(role):
+        if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
         subscribe = getattr(mount.source, "subscribe_resource", None)
         if subscribe is None:
@@ -285,29 +289,40 @@ class Catalog:
             await unsubscribe(original, watcher)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None,
-                         role: str = "admin") -> types.GetPromptResult:
+                         ctx: CallContext) -> types.GetPromptResult:
+        require(ctx)
         entry = self.prompts.get(name)
-        if entry is not None and not entry.mount.serves(role):
+        if entry is not None and not entry.mount.serves(ctx.caller):
             entry = None
         if entry is None:
             if waiting := self._not_ready_owner(name):
                 raise waiting
             raise UnknownName("prompt", name, "list the prompts with `hermes-hub prompts`")
-        return await entry.mount.source.get_prompt(entry.original, arguments)
+        return await entry.mount.source.get_prompt(entry.original, arguments, ctx)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
-                       role: str = "admin") -> types.CompleteResult:
+                       ctx: CallContext) -> types.CompleteResult:
+        caller = require(ctx).caller
         if isinstance(ref, types.PromptReference):
             entry = self.prompts.get(ref.name)
-            if entry is None or not entry.mount.serves(role):
+            if entry is None or not entry.mount.serves(caller):
                 raise UnknownName("prompt", ref.name)
             new_ref: Any = ref.model_copy(update={"name": entry.original})
         else:
             entry = self.templates.get(ref.uri)
-            if entry is None or not entry.mount.serves(role):
+            if entry is None or not entry.mount.serves(caller):
                 raise UnknownName("resource template", ref.uri)
             new_ref = ref.model_copy(update={"uri": entry.original})
-        return await entry.mount.source.complete(new_ref, argument, context)
+        return await entry.mount.source.complete(new_ref, argument, context, ctx)
+
+    def _continued(self, name: str, caller: Identity) -> Entry | None:
+        """The entry of a tool whose server is not ready, for a host's answer to a question its call
+        asked: the server says what became of that call (e.g. that it restarted meanwhile)."""
+        for m in self.mounts:
+            original = m.namespace.original(name)
+            if not m.source.ready and original is not None and m.tool_filter(original) and m.offers(original, caller):
+                return Entry(m, original, types.Tool(name=name, input_schema={"type": "object"}))
+        return None
 
     def _not_ready_owner(self, name: str) -> HubError | None:
         for m in self.mounts:

@@ -11,8 +11,8 @@ import mcp.types as types
 
 from hermes_hub import audit
 from hermes_hub.builtins.source import BuiltinResource, BuiltinTool, json_result
+from hermes_hub.call import CallContext, Identity
 from hermes_hub.errors import HubError, InvalidInput
-from hermes_hub.identity import current_identity
 from hermes_hub.storage import Store
 
 QUERY_SCHEMA = {
@@ -33,8 +33,7 @@ def _error(text: str) -> types.CallToolResult:
 
 def audit_items(get_store: Callable[[], Awaitable[Store]], reload: Callable[[], Awaitable[dict[str, Any]]],
                 ) -> list[BuiltinTool | BuiltinResource]:
-    async def rows(args: dict[str, Any]) -> list[dict[str, Any]]:
-        me = current_identity()
+    async def rows(args: dict[str, Any], me: Identity) -> list[dict[str, Any]]:
         since = None
         if raw := args.get("since"):
             try:
@@ -45,16 +44,16 @@ def audit_items(get_store: Callable[[], Awaitable[Store]], reload: Callable[[], 
                                   tool=args.get("tool"), since=since, limit=args.get("limit", 100))
         return [e.model_dump(mode="json") for e in found]
 
-    async def query_tool(args: dict[str, Any]) -> types.CallToolResult:
+    async def query_tool(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
-            return json_result({"calls": await rows(args)})
+            return json_result({"calls": await rows(args, ctx.caller)})
         except HubError as e:
             return _error(str(e))
 
-    async def query_text() -> str:
-        return json.dumps({"calls": await rows({})}, indent=2)
+    async def query_text(ctx: CallContext) -> str:
+        return json.dumps({"calls": await rows({}, ctx.caller)}, indent=2)
 
-    async def reload_tool(args: dict[str, Any]) -> types.CallToolResult:
+    async def reload_tool(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
             return json_result(await reload())
         except HubError as e:

@@ -9,15 +9,16 @@ from typing import Any
 import mcp.types as types
 
 from hermes_hub.builtins.source import BuiltinResource, BuiltinTool, json_result
+from hermes_hub.call import CallContext
 
 STATUS_URI = "hub://status"
 
 
 def status_items(get_status: Callable[[], dict[str, Any]]) -> list[BuiltinTool | BuiltinResource]:
-    async def status_tool(args: dict[str, Any]) -> types.CallToolResult:
+    async def status_tool(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         return json_result(get_status())
 
-    async def status_text() -> str:
+    async def status_text(ctx: CallContext) -> str:
         return json.dumps(get_status(), indent=2)
 
     tool = types.Tool(

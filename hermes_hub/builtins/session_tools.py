@@ -14,8 +14,8 @@ from typing import Any
 import mcp.types as types
 
 from hermes_hub.builtins.source import BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
+from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
-from hermes_hub.identity import current_identity
 from hermes_hub.sessions import Sessions
 
 SID = {"type": "string", "description": "a session id from hermes_session_create or hermes_session_list"}
@@ -35,9 +35,9 @@ def _schema(properties: dict[str, Any], required: list[str] = ()) -> dict[str, A
 
 def _tool(name: str, description: str, schema: dict[str, Any], run: Callable[[str, dict[str, Any]], Awaitable[Any]],
           *, read_only: bool = False, destructive: bool = False) -> BuiltinTool:
-    async def handler(args: dict[str, Any]) -> types.CallToolResult:
+    async def handler(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
-            out = await run(current_identity().user_id, args)
+            out = await run(ctx.caller.user_id, args)
         except HubError as e:  # not found, invalid input, session busy: the model can act on these
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(e))], is_error=True)
         return json_result(out.model_dump(mode="json") if hasattr(out, "model_dump") else out)
@@ -79,12 +79,12 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
     async def delete_all(uid: str, a: dict[str, Any]) -> Any:
         return {"deleted": await get().delete_all(uid)}
 
-    async def list_text() -> str:
-        page = await get().list(current_identity().user_id, limit=200)
+    async def list_text(ctx: CallContext) -> str:
+        page = await get().list(ctx.caller.user_id, limit=200)
         return json.dumps(page.model_dump(mode="json"), indent=2)
 
-    async def transcript(params: dict[str, str]) -> str:
-        page = await get().history(current_identity().user_id, params["session_id"], limit=200)
+    async def transcript(params: dict[str, str], ctx: CallContext) -> str:
+        page = await get().history(ctx.caller.user_id, params["session_id"], limit=200)
         return json.dumps(page.model_dump(mode="json"), indent=2)
 
     return [

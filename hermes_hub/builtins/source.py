@@ -10,11 +10,12 @@ from typing import Any
 
 import mcp.types as types
 
+from hermes_hub.call import CallContext, require
 from hermes_hub.errors import UnknownName
 
-ToolHandler = Callable[[dict[str, Any]], Awaitable[types.CallToolResult]]
-ResourceReader = Callable[[], Awaitable[str]]
-TemplateReader = Callable[[dict[str, str]], Awaitable[str]]
+ToolHandler = Callable[[dict[str, Any], CallContext], Awaitable[types.CallToolResult]]
+ResourceReader = Callable[[CallContext], Awaitable[str]]
+TemplateReader = Callable[[dict[str, str], CallContext], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -83,28 +84,32 @@ class Builtins:
         tool = self._tools.get(name)
         return tool is None or not tool.admin_only or role == "admin"
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None, progress: Any = None) -> types.CallToolResult:
-        if name not in self._tools:
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
+                        ) -> types.CallToolResult:
+        if name not in self._tools or not self.access(name, require(ctx).caller.role):
             raise UnknownName("tool", name)
-        return await self._tools[name].handler(arguments or {})
+        return await self._tools[name].handler(arguments or {}, ctx)
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+    async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
+        require(ctx)
         if uri in self._resources:
             r = self._resources[uri]
-            text, mime = await r.read(), r.resource.mime_type
+            text, mime = await r.read(ctx), r.resource.mime_type
         else:
             for t in self._templates:
                 if (params := t.match(uri)) is not None:
-                    text, mime = await t.read(params), t.template.mime_type
+                    text, mime = await t.read(params, ctx), t.template.mime_type
                     break
             else:
                 raise UnknownName("resource", uri)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext,
+                         ) -> types.GetPromptResult:
         raise UnknownName("prompt", name)
 
-    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None) -> types.CompleteResult:
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
+                       ctx: CallContext) -> types.CompleteResult:
         return types.CompleteResult(completion=types.Completion(values=[]))
 
 

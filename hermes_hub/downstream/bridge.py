@@ -4,8 +4,9 @@ sampling requests in the middle of a call.
 A 2026-07-28 host cannot be sent requests; it answers ``InputRequiredResult`` rounds instead. So the
 downstream call runs in a task that outlives the host's request: each request the server pushes
 parks there and becomes one round for the host, and the host's retry (same tool, its answers, the
-hub's ``request_state``) resumes the parked call. A round nobody answers is dropped after
-``ABANDON_AFTER`` seconds, cancelling the call downstream.
+hub's ``request_state``) resumes the parked call. Progress and log messages go to whichever of the
+host's requests is waiting at the time. A round nobody answers is dropped after ``ABANDON_AFTER``
+seconds, cancelling the call downstream; a server restart ends a parked call with a clear error.
 """
 
 from __future__ import annotations
@@ -19,17 +20,19 @@ import anyio
 import mcp.types as types
 from anyio.abc import TaskGroup
 
-from hermes_hub.downstream.relay import CALLER, Caller, InputRounds
+from hermes_hub.call import CallContext, HostChannel, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError
 
 STATE_PREFIX = "hermes-hub/bridge/"
 ABANDON_AFTER = 600.0
 
 Result = types.CallToolResult | types.InputRequiredResult
+Run = Callable[[CallContext], Awaitable[types.CallToolResult]]
 
 
 @dataclass
 class _Pending:
+    current: CallContext  # the host request waiting now: where progress and logs go
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
     asked: anyio.Event = field(default_factory=anyio.Event)
@@ -47,6 +50,28 @@ class _Pending:
         async with receive:
             return await receive.receive()
 
+    def context(self, pid: str) -> CallContext:
+        """The context the parked call runs with: questions park here, the rest follows ``current``."""
+
+        async def sample(params: types.CreateMessageRequestParams) -> Any:
+            return await self.ask(types.CreateMessageRequest(params=params))
+
+        async def elicit(params: types.ElicitRequestParams) -> Any:
+            return await self.ask(types.ElicitRequest(params=params))
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            if self.current.progress is not None:
+                await self.current.progress(value, total, message)
+
+        async def send_log(params: types.LoggingMessageNotificationParams) -> None:
+            if self.current.logs is not None:
+                await self.current.logs.send(params)
+
+        first = self.current
+        logs = LogRoute(first.logs.level, send_log) if first.logs else None
+        return first.replace(host=HostChannel(elicit=elicit, sample=sample, key=pid), rounds=None,
+                             progress=progress, logs=logs)
+
 
 class Bridge:
     def __init__(self, server: str) -> None:
@@ -58,46 +83,52 @@ class Bridge:
         """Where parked calls run: the connection's task group while it is READY."""
         self._tg = tg
 
-    async def call(self, rounds: InputRounds, run: Callable[[], Awaitable[types.CallToolResult]]) -> Result:
-        state = rounds.request_state or ""
-        if state.startswith(STATE_PREFIX):
-            return await self._resume(state.removeprefix(STATE_PREFIX), rounds.input_responses or {})
-        return await self._start(run)
+    @staticmethod
+    def owns(rounds: InputRounds) -> bool:
+        """True when ``rounds`` answers a question this bridge asked."""
+        return (rounds.request_state or "").startswith(STATE_PREFIX)
 
-    async def _start(self, run: Callable[[], Awaitable[types.CallToolResult]]) -> Result:
+    async def call(self, ctx: CallContext, run: Run) -> Result:
+        state = (ctx.rounds.request_state if ctx.rounds else None) or ""
+        if state.startswith(STATE_PREFIX):
+            return await self._resume(state.removeprefix(STATE_PREFIX), ctx)
+        return await self._start(ctx, run)
+
+    async def _start(self, ctx: CallContext, run: Run) -> Result:
         if self._tg is None:
             raise DownstreamError(self.server, "not ready to bridge a call (no running connection)")
-        pid, pend = secrets.token_urlsafe(12), _Pending()
+        pid, pend = secrets.token_urlsafe(12), _Pending(current=ctx)
         self._pending[pid] = pend
-
-        async def sample(params: types.CreateMessageRequestParams) -> Any:
-            return await pend.ask(types.CreateMessageRequest(params=params))
-
-        async def elicit(params: types.ElicitRequestParams) -> Any:
-            return await pend.ask(types.ElicitRequest(params=params))
+        parked = pend.context(pid)
 
         async def runner() -> None:
-            token = CALLER.set(Caller(elicit=elicit, sample=sample))
             try:
                 with pend.scope:
-                    pend.result = await run()
+                    pend.result = await run(parked)
             except Exception as e:  # handed to whoever waits for this call
                 pend.error = e
             finally:
-                CALLER.reset(token)
+                if pend.result is None and pend.error is None:  # cancelled: the connection went away
+                    pend.error = DownstreamError(
+                        self.server, "the server stopped or restarted while the call waited for an answer "
+                        "from the host; the call was cancelled, call the tool again")
                 pend.done.set()
 
         self._tg.start_soon(runner)
         return await self._next(pid, pend)
 
-    async def _resume(self, pid: str, responses: dict[str, Any]) -> Result:
+    async def _resume(self, pid: str, ctx: CallContext) -> Result:
         pend = self._pending.get(pid)
         if pend is None:
             raise DownstreamError(self.server, "this input-required round expired or was already answered; "
                                   "call the tool again")
-        for key, answer in responses.items():
+        pend.current = ctx
+        for key, answer in ((ctx.rounds.input_responses if ctx.rounds else None) or {}).items():
             if (send := pend.answers.pop(key, None)) is not None:
-                await send.send(answer)
+                try:
+                    send.send_nowait(answer)  # room for one: each question gets one answer
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass  # the call ended meanwhile (its server restarted): ``_next`` says so
         return await self._next(pid, pend)
 
     async def _next(self, pid: str, pend: _Pending) -> Result:
@@ -115,9 +146,8 @@ class Bridge:
             self._expire_later(pid, pend)
             return types.InputRequiredResult(input_requests=asks, request_state=STATE_PREFIX + pid)
         self._pending.pop(pid, None)
-        if pend.error is not None:
-            raise pend.error
-        assert pend.result is not None
+        if pend.result is None:
+            raise pend.error or DownstreamError(self.server, "the call ended without a result")
         return pend.result
 
     def _expire_later(self, pid: str, pend: _Pending) -> None:

@@ -31,6 +31,7 @@ from mcp import Client, MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from hermes_hub.call import CallContext
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.bridge import Bridge
@@ -46,7 +47,6 @@ from hermes_hub.errors import DownstreamError, ServerNotReady
 log = logging.getLogger("hermes_hub.downstream")
 TEARDOWN_SECONDS = 5.0  # closing a lost session (an HTTP DELETE to a hung server...); stdio's stop is shielded
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 NotifyFn = Callable[[], Awaitable[None]]
 # The hub relays logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
@@ -86,8 +86,8 @@ class Connection:
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
         self._relist = anyio.Event()
-        self.logs = LogRelay(name)  # log messages during a call go to the calling host
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
+        self.logs = LogRelay(name, self.relay)  # ... and so do log messages during a call
         self.bridge = Bridge(name)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
         self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
         self.health = HealthCheck(name, cfg)
@@ -287,26 +287,28 @@ class Connection:
         return self.client
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+        self, name: str, arguments: dict[str, Any] | None, ctx: CallContext
     ) -> types.CallToolResult | types.InputRequiredResult:
-        rounds = self.relay.rounds()
-        if rounds is not None and self.ready_client().protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            # A 2026-07-28 host and a server that may push requests: run the call on the bridge.
-            return await self.bridge.call(rounds, lambda: self._call(name, arguments, progress))
-        return await self._call(name, arguments, progress)
+        if ctx.rounds is not None and (self.bridge.owns(ctx.rounds)
+                                       or self.ready_client().protocol_version not in MODERN_PROTOCOL_VERSIONS):
+            # A 2026-07-28 host and a server that may push requests: run the call on the bridge
+            # (a host's answer goes there even if the server restarted meanwhile: it says so).
+            return await self.bridge.call(ctx, lambda parked: self._call(name, arguments, parked))
+        return await self._call(name, arguments, ctx)
 
     async def _call(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFn | None = None
+        self, name: str, arguments: dict[str, Any] | None, ctx: CallContext
     ) -> types.CallToolResult | types.InputRequiredResult:
         client = self.ready_client()
-        deadline = Deadline(idle_timeout(self.cfg.timeout, self.cfg.tool_timeouts, name), self.cfg.max_timeout)
+        deadline = Deadline(idle_timeout(self.cfg.timeout, self.cfg.tool_timeouts, name), self.cfg.max_timeout,
+                            ctx.deadline)
         try:
-            with self.logs.routing() as route, self.relay.calling(deadline), deadline.scope():
-                meta = await self.logs.ask(client, route)
+            with self.relay.calling(ctx, deadline), deadline.scope():
+                meta = await self.logs.ask(client, ctx.logs)
                 # The SDK's own read timeout is only a backstop: ``deadline`` decides, progress resets it.
                 common = {"read_timeout_seconds": deadline.cap + 5, "meta": meta,
-                          "progress_callback": deadline.on_progress(progress)}
-                rounds = self.relay.rounds()
+                          "progress_callback": deadline.on_progress(ctx.progress)}
+                rounds = ctx.rounds
                 if rounds is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                     return await client.session.call_tool(  # 2026 on both sides: rounds pass through
                         name, arguments, allow_input_required=True, input_responses=rounds.input_responses,
@@ -314,7 +316,10 @@ class Connection:
                 return await client.call_tool(name, arguments, **common)
         except MCPError as e:
             raise self._downstream_error(e) from e
-        # Only reached when the deadline cancelled the call.
+        # Only reached when a deadline cancelled the call.
+        if deadline.expired == "caller":
+            raise DownstreamError(self.name, f"tool '{name}' was cancelled: its caller's deadline passed",
+                                  types.REQUEST_TIMEOUT)
         what, key = (f"no progress for {deadline.idle:g}s", "timeout (or tool_timeouts)") \
             if deadline.expired == "idle" else (f"still running after {deadline.cap:g}s", "max_timeout")
         raise DownstreamError(self.name, f"tool '{name}' timed out: {what}; the call was cancelled. "
@@ -353,13 +358,14 @@ class Connection:
         except MCPError as e:
             raise self._downstream_error(e) from e
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+    async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
         try:
             return await self.ready_client().read_resource(uri)
         except MCPError as e:
             raise self._downstream_error(e) from e
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext,
+                         ) -> types.GetPromptResult:
         try:
             return await self.ready_client().get_prompt(name, arguments)
         except MCPError as e:
@@ -367,7 +373,7 @@ class Connection:
 
     async def complete(
         self, ref: types.PromptReference | types.ResourceTemplateReference, argument: dict[str, str],
-        context: dict[str, str] | None,
+        context: dict[str, str] | None, ctx: CallContext,
     ) -> types.CompleteResult:
         try:
             return await self.ready_client().complete(ref, argument, context_arguments=context)

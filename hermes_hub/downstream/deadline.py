@@ -1,5 +1,5 @@
 """How long a forwarded call may take: an idle timeout that every progress notification from the
-server resets, inside an absolute cap. Expiry cancels the call (the SDK tells the server with
+server resets, inside an absolute cap, and never past the caller's own deadline. Expiry cancels the call (the SDK tells the server with
 ``notifications/cancelled``) and says which limit ran out and which key raises it.
 
     deadline = Deadline(idle=60, cap=600)
@@ -26,8 +26,9 @@ def idle_timeout(default: float, overrides: dict[str, float], tool: str) -> floa
 
 
 class Deadline:
-    def __init__(self, idle: float, cap: float) -> None:
-        self.idle, self.cap = idle, max(cap, idle)
+    def __init__(self, idle: float, cap: float, until: float | None = None) -> None:
+        """``until``: the caller's deadline on the anyio clock (``CallContext.deadline``), if any."""
+        self.idle, self.cap, self.until = idle, max(cap, idle), until
         self._idle_scope = anyio.CancelScope()
         self._cap_scope = anyio.CancelScope()
 
@@ -42,7 +43,8 @@ class Deadline:
     @contextmanager
     def scope(self) -> Iterator[None]:
         now = anyio.current_time()
-        self._cap_scope.deadline = now + self.cap if math.isfinite(self.cap) else math.inf
+        self._cap_scope.deadline = min(now + self.cap if math.isfinite(self.cap) else math.inf,
+                                       math.inf if self.until is None else self.until)
         self._idle_scope.deadline = now + self.idle
         with self._cap_scope, self._idle_scope:
             yield
@@ -58,7 +60,10 @@ class Deadline:
 
     @property
     def expired(self) -> str | None:
-        """Which limit ended the call: "idle", "cap", or None if it finished in time."""
+        """Which limit ended the call: "idle", "cap", "caller", or None if it finished in time."""
+        if self.until is not None and anyio.current_time() >= self.until and (
+                self._cap_scope.cancelled_caught or self._idle_scope.cancelled_caught):
+            return "caller"
         if self._cap_scope.cancelled_caught or (self._idle_scope.cancelled_caught
                                                 and anyio.current_time() >= self._cap_scope.deadline):
             return "cap"

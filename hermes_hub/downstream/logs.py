@@ -1,69 +1,41 @@
 """Log messages a server sends during a forwarded call, relayed to the host that made the call.
 
-The upstream sets ``CALLER_LOGS`` around a call (see ``Catalog.call_tool``). Messages that arrive on
-the call's own HTTP stream still see it; on stdio they are matched to the one call in flight, and
-messages outside any call go to the hub's debug log, tagged with the server.
+The call is found the way elicitation requests find theirs (``Relay.find``): messages on the
+call's own HTTP stream name it, on stdio they go to the one call in flight; anything else goes to
+the hub's debug log, tagged with the server.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
 from mcp import Client, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from hermes_hub.call import LEVELS, LogRoute
+from hermes_hub.downstream.relay import Relay
+
 log = logging.getLogger("hermes_hub.downstream")
-
-LEVELS: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-@dataclass(frozen=True)
-class LogRoute:
-    """Where the log messages a forwarded call causes go: ``send``, from ``level`` up
-    (``None``: whatever the server sends by default)."""
-
-    level: types.LoggingLevel | None
-    send: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
-
-    def wants(self, level: types.LoggingLevel) -> bool:
-        return self.level is None or LEVELS.index(level) >= LEVELS.index(self.level)
-
-
-CALLER_LOGS: ContextVar[LogRoute | None] = ContextVar("hermes_hub_caller_logs", default=None)
 
 
 class LogRelay:
-    """One per downstream connection: the calls in flight that want logs, and the server's level."""
+    """One per downstream connection: where its log messages go, and the level asked of it."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, relay: Relay) -> None:
         self.server = server
+        self.relay = relay
         self.level: types.LoggingLevel | None = None  # the level asked of the server, lowest so far
-        self._routes: list[LogRoute] = []
 
     def reset(self) -> None:
         """A new session starts at the server's default level."""
         self.level = None
 
-    @contextmanager
-    def routing(self) -> Iterator[LogRoute | None]:
-        route = CALLER_LOGS.get()
-        if route is not None:
-            self._routes.append(route)
-        try:
-            yield route
-        finally:
-            if route is not None:
-                self._routes.remove(route)
-
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """The ``Client``'s logging callback: to the call that caused it, else the hub's log."""
-        route = CALLER_LOGS.get() or (self._routes[0] if len(self._routes) == 1 else None)
+        call = self.relay.find(any_of_one_host=False)
+        route = call.ctx.logs if call else None
         logger = f"{self.server}/{params.logger}" if params.logger else self.server
         if route is None:
             log.debug("[%s] %s: %s", logger, params.level, params.data)

@@ -1,12 +1,13 @@
-"""Requests a downstream server sends back during a call (elicitation, sampling), relayed to the
-host whose call caused them. Between a 2026-07-28 host and a 2026-07-28 server they travel as
-``InputRequiredResult`` rounds, passed through unchanged (``InputRounds``).
+"""What a downstream server sends back during a call (elicitation and sampling requests, log
+messages), matched to the call that caused it and so to that call's host.
 
-The upstream sets ``CALLER`` for the duration of a forwarded request. A downstream's request is
-matched to it through that context variable when the SDK runs the callback in the calling task
-(2026-07-28 downstreams, HTTP), else by being the only call in flight to that server (handshake-era
-stdio servers do not say which call a request belongs to). A request that cannot be matched, or
-whose host cannot answer it, gets an error that says so instead of hanging.
+Each forwarded call runs inside ``Relay.calling(ctx)``. When the server answers on the call's own
+stream (streamable HTTP), the SDK runs our callback in the context of the task that sent the call,
+so ``_CALL`` names it exactly; that context variable is the SDK's only way of telling us, and it is
+read nowhere else. A handshake-era stdio server does not say which call a request belongs to: it
+goes to the one call in flight, or to the one host every call in flight came from, and is refused
+with the reason otherwise. Between a 2026-07-28 host and a 2026-07-28 server such requests travel
+as input-required rounds inside the results and need no matching.
 """
 
 from __future__ import annotations
@@ -20,31 +21,7 @@ from typing import Any, Protocol
 import mcp.types as types
 from mcp import MCPError
 
-Elicit = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
-Sample = Callable[[types.CreateMessageRequestParams], Awaitable[Any]]
-
-
-@dataclass(frozen=True)
-class InputRounds:
-    """A 2026-07-28 host's multi-round call: its answers so far. A 2026-07-28 server's
-    ``InputRequiredResult`` goes up to the host as it is, and the host's retry comes back down."""
-
-    input_responses: dict[str, Any] | None = None
-    request_state: str | None = None
-
-
-@dataclass(frozen=True)
-class Caller:
-    """How to ask the host of the current request; None where the host cannot be asked."""
-
-    elicit: Elicit | None = None
-    sample: Sample | None = None
-    why_not: str = "the calling host does not support it"
-    rounds: InputRounds | None = None  # set for 2026-07-28 hosts
-
-
-CALLER: ContextVar[Caller | None] = ContextVar("hermes_hub_caller", default=None)
-_CALL: ContextVar[tuple[Caller, Pausable | None] | None] = ContextVar("hermes_hub_call", default=None)
+from hermes_hub.call import CallContext, HostChannel
 
 
 class Pausable(Protocol):
@@ -53,56 +30,73 @@ class Pausable(Protocol):
     def paused(self) -> AbstractContextManager[None]: ...
 
 
+@dataclass(frozen=True, eq=False)  # compared by identity: two calls may carry equal contexts
+class Call:
+    ctx: CallContext
+    deadline: Pausable | None = None
+
+
+_CALL: ContextVar[Call | None] = ContextVar("hermes_hub_call", default=None)
+
+
 class Relay:
-    """One per downstream connection: its calls in flight and the ``Client`` callbacks."""
+    """One per downstream connection: its calls in flight, and the ``Client`` callbacks."""
 
     def __init__(self, server: str) -> None:
         self.server = server
-        self._in_flight: list[tuple[Caller, Pausable | None]] = []
+        self._in_flight: list[Call] = []
 
     @contextmanager
-    def calling(self, deadline: Pausable | None = None) -> Iterator[None]:
-        """Mark a call in flight for the current ``CALLER``; ``deadline`` pauses while the host answers."""
-        caller = CALLER.get()
-        if caller is None:
-            yield
-            return
-        call = (caller, deadline)
+    def calling(self, ctx: CallContext, deadline: Pausable | None = None) -> Iterator[Call]:
+        """Mark a call in flight; ``deadline`` pauses while its host answers a question."""
+        call = Call(ctx, deadline)
         self._in_flight.append(call)
         token = _CALL.set(call)
         try:
-            yield
+            yield call
         finally:
             _CALL.reset(token)
             self._in_flight.remove(call)
 
-    def rounds(self) -> InputRounds | None:
-        caller = CALLER.get()
-        return caller.rounds if caller else None
+    def find(self, *, any_of_one_host: bool = True) -> Call | None:
+        """The call a server's message belongs to, or None if that cannot be told.
+        ``any_of_one_host``: when several calls of the same host are in flight, the first will do."""
+        call = _CALL.get()
+        if call is not None and call in self._in_flight:
+            return call
+        if len(self._in_flight) == 1:
+            return self._in_flight[0]
+        keys = {c.ctx.host.key for c in self._in_flight}
+        if any_of_one_host and len(keys) == 1 and None not in keys:
+            return self._in_flight[0]
+        return None
 
-    def _call(self) -> tuple[Caller | None, Pausable | None]:
-        found = _CALL.get()
-        if found is None and len(self._in_flight) == 1:
-            found = self._in_flight[0]
-        return found or (None, None)
-
-    def _refuse(self, what: str, caller: Caller | None) -> types.ErrorData:
-        why = caller.why_not if caller else (
-            "it came while no call, or several calls, were in flight, so hermes-hub cannot tell whose it is")
+    def _refuse(self, what: str, host: HostChannel | None) -> types.ErrorData:
+        if host is not None:
+            why = host.why_not
+        elif not self._in_flight:
+            why = "it came while no call to this server was in flight"
+        else:
+            why = (f"it came while calls from {len(self._in_flight)} different hosts were in flight, and this "
+                   f"server's transport does not say which call a request belongs to (handshake-era stdio); "
+                   f"serve it over streamable HTTP, or let its tools ask through input-required rounds, "
+                   f"to have such requests relayed during concurrent calls")
         return types.ErrorData(code=types.INVALID_REQUEST,
                                message=f"hermes-hub cannot relay {what} from server '{self.server}': {why}")
 
     async def elicitation(self, ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
-        caller, deadline = self._call()
-        if caller is None or caller.elicit is None:
-            return self._refuse("elicitation", caller)
-        return await _ask(caller.elicit, params, deadline)
+        call = self.find()
+        host = call.ctx.host if call else None
+        if call is None or host is None or host.elicit is None:
+            return self._refuse("elicitation", host)
+        return await _ask(host.elicit, params, call.deadline)
 
     async def sampling(self, ctx: Any, params: types.CreateMessageRequestParams) -> Any:
-        caller, deadline = self._call()
-        if caller is None or caller.sample is None:
-            return self._refuse("sampling", caller)
-        return await _ask(caller.sample, params, deadline)
+        call = self.find()
+        host = call.ctx.host if call else None
+        if call is None or host is None or host.sample is None:
+            return self._refuse("sampling", host)
+        return await _ask(host.sample, params, call.deadline)
 
     def callbacks(self) -> dict[str, Any]:
         return {"elicitation_callback": self.elicitation, "sampling_callback": self.sampling}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as types
@@ -29,10 +29,8 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
-from hermes_hub.downstream.logs import LogRoute
-from hermes_hub.downstream.relay import CALLER, Caller, InputRounds
+from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
-from hermes_hub.identity import Identity, current_identity, reset_identity, set_identity
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
@@ -102,12 +100,11 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
     return LogRoute(level, send)
 
 
-def _caller(ctx: Ctx, params: types.CallToolRequestParams) -> Caller:
+def _host_channel(ctx: Ctx) -> HostChannel:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return Caller(why_not="the calling host speaks 2026-07-28, which takes such requests only as input-required "
-                              "results, and hermes-hub relays those from 2026-07-28 servers only",
-                      rounds=InputRounds(params.input_responses, params.request_state))
+        return HostChannel(why_not="the calling host speaks 2026-07-28, which takes such requests only as "
+                                   "input-required results", key=ctx.request_id)
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
@@ -119,7 +116,8 @@ def _caller(ctx: Ctx, params: types.CallToolRequestParams) -> Caller:
         wanted = types.CreateMessageResultWithTools if params.tools or params.tool_choice else types.CreateMessageResult
         return await ctx.session.send_request(types.CreateMessageRequest(params=params), wanted, metadata=related)
 
-    return Caller(elicit=elicit if caps.elicitation else None, sample=sample if caps.sampling else None)
+    return HostChannel(elicit=elicit if caps.elicitation else None, sample=sample if caps.sampling else None,
+                       key=_host_connection(ctx))
 
 
 def _protocol_error(e: HubError) -> MCPError:
@@ -129,38 +127,28 @@ def _protocol_error(e: HubError) -> MCPError:
     return MCPError(code, str(e))
 
 
-def as_caller(identify: Callable[[Ctx], Identity], handler: Callable[[Ctx, Any], Awaitable[Any]],
-              ) -> Callable[[Ctx, Any], Awaitable[Any]]:
-    """Run ``handler`` with the caller's identity set (read back with ``current_identity()``)."""
-
-    async def handle(ctx: Ctx, params: Any) -> Any:
-        token = set_identity(identify(ctx))
-        try:
-            return await handler(ctx, params)
-        finally:
-            reset_identity(token)
-
-    return handle
-
-
 def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: str,
                  identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
+    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly."""
+
+    def plain(ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
+        return CallContext(identify(ctx))
+
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=catalog.list_tools(current_identity().role))
+        return types.ListToolsResult(tools=catalog.list_tools(identify(ctx)))
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams,
                         ) -> types.CallToolResult | types.InputRequiredResult:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
-        token = CALLER.set(_caller(ctx, params))
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        call = CallContext(identify(ctx), progress=progress, logs=_log_route(ctx), host=_host_channel(ctx),
+                           rounds=InputRounds(params.input_responses, params.request_state) if modern else None)
         try:
-            return await catalog.call_tool(params.name, params.arguments, progress, _log_route(ctx),
-                                           role=current_identity().role)
+            return await catalog.call_tool(params.name, params.arguments, call)
         except HubError as e:
             raise _protocol_error(e) from e
-        finally:
-            CALLER.reset(token)
 
     async def set_log_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         state = getattr(_host_connection(ctx), "state", None)
@@ -169,23 +157,22 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         return types.EmptyResult()
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=catalog.visible(catalog.resources, current_identity().role))
+        return types.ListResourcesResult(resources=catalog.visible(catalog.resources, identify(ctx)))
 
     async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None,
                              ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(
-            resource_templates=catalog.visible(catalog.templates, current_identity().role))
+        return types.ListResourceTemplatesResult(resource_templates=catalog.visible(catalog.templates, identify(ctx)))
 
     async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            return await catalog.read_resource(params.uri, current_identity().role)
+            return await catalog.read_resource(params.uri, plain(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
 
     async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         session, host, uri = ctx.session, _host_connection(ctx), params.uri
         try:
-            await catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri), current_identity().role)
+            await catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri), plain(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
         if stack := getattr(host, "exit_stack", None):  # the host went away: drop its subscription
@@ -200,11 +187,11 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         return types.EmptyResult()
 
     async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=catalog.visible(catalog.prompts, current_identity().role))
+        return types.ListPromptsResult(prompts=catalog.visible(catalog.prompts, identify(ctx)))
 
     async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         try:
-            return await catalog.get_prompt(params.name, params.arguments, current_identity().role)
+            return await catalog.get_prompt(params.name, params.arguments, plain(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
 
@@ -212,7 +199,7 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context else None
         try:
-            return await catalog.complete(params.ref, argument, context, current_identity().role)
+            return await catalog.complete(params.ref, argument, context, plain(ctx))
         except (ServerNotReady, UnknownName):
             return types.CompleteResult(completion=types.Completion(values=[]))
         except HubError as e:
@@ -230,7 +217,7 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         instructions=instructions,
         get_tool_input_schema=catalog.input_schema,
         on_subscriptions_listen=ListenHandler(announcer.bus),
-        **{slot: as_caller(identify, handler) for slot, handler in handlers.items()},
+        **handlers,
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
     return server

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import stat
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -28,32 +29,56 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_hub.upstream")
 MAX_LINE = 64 * 1024 * 1024
+STOP_GRACE = 5.0  # seconds a signalled hub waits for its orderly stop before it forces one
+STOP_GRACE = 5.0  # seconds a signalled hub waits for its orderly stop before it forces one
 
 
-async def serve_stdio(hub: Hub) -> None:
+async def serve_stdio(hub: Hub) -> int:
+    """Serve until the host closes stdin (exit code 0) or a signal arrives (128 + its number)."""
+    stopped: list[int] = []
+    wire: list[Any] = []  # the stream of messages from the host, once open
+    done = anyio.Event()
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                 async for sig in signals:
                     log.info("received %s; stopping servers", signal.Signals(sig).name)
-                    # A blocked read of stdin may not wake for a cancellation (the SDK's fallback
-                    # reads it in a worker thread): stop the children first, then leave.
+                    stopped.append(sig)
+                    # Should the orderly stop below wedge, leave anyway (the children die with us).
+                    watchdog = threading.Timer(2 * STOP_GRACE + 1, os._exit, (128 + sig,))
+                    watchdog.daemon = True
+                    watchdog.start()
                     with anyio.CancelScope(shield=True):
-                        await hub.pool.stop_all()
-                    logging.shutdown()
-                    os._exit(128 + sig)
+                        # Ending the host's stream ends the server as if stdin closed: leaving
+                        # ``async with hub`` then writes the audit rows and stops the children.
+                        if wire:
+                            await wire[0].aclose()
+                        else:
+                            tg.cancel_scope.cancel()  # still starting
+                        with anyio.move_on_after(STOP_GRACE):
+                            await done.wait()
+                        if not done.is_set():
+                            await hub.shutdown(STOP_GRACE)
+                            logging.shutdown()
+                            os._exit(128 + sig)
+                    return
 
         async def serve() -> None:
-            async with hub:
-                longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
-                await hub.wait_settled(longest + 1)
-                async with _stdio_streams() as (read, write):
-                    await hub.server.run(read, write, hub.server.create_initialization_options())
-            tg.cancel_scope.cancel()  # stdin closed: the host is gone
+            try:
+                async with hub:
+                    longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
+                    await hub.wait_settled(longest + 1)
+                    async with _stdio_streams() as (read, write):
+                        wire.append(read)
+                        await hub.server.run(read, write, hub.server.create_initialization_options())
+            finally:
+                done.set()
+            tg.cancel_scope.cancel()  # stdin closed, or a signal ended the stream
 
         tg.start_soon(stop_on_signal)
         tg.start_soon(serve)
+    return 128 + stopped[0] if stopped else 0
 
 
 def _is_pipe_like(fd: int) -> bool:

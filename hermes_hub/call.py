@@ -1,0 +1,104 @@
+"""The per-call context: who is calling, and how to reach their host while the call runs.
+
+    ctx = CallContext(Identity("ana"), progress=report, logs=route, host=channel)
+    result = await catalog.call_tool("calendar_query", {"day": "monday"}, ctx)
+
+The upstream builds one for every host request and hands it down through ``Catalog`` to the source
+that serves it (a downstream connection or a built-in tool); the agent loop builds one for its
+caller. Nothing has a default caller: a method that gets no context raises ``TypeError`` (a bug),
+so access checks fail closed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+
+ADMIN = "admin"
+USER = "user"
+
+LEVELS: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+Elicit = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+Sample = Callable[[types.CreateMessageRequestParams], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Identity:
+    user_id: str
+    role: str = USER
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == ADMIN
+
+
+@dataclass(frozen=True)
+class LogRoute:
+    """Where the log messages a forwarded call causes go: ``send``, from ``level`` up
+    (``None``: whatever the server sends by default)."""
+
+    level: types.LoggingLevel | None
+    send: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
+
+    def wants(self, level: types.LoggingLevel) -> bool:
+        return self.level is None or LEVELS.index(level) >= LEVELS.index(self.level)
+
+
+@dataclass(frozen=True)
+class InputRounds:
+    """A 2026-07-28 host's multi-round call: its answers so far. A 2026-07-28 server's
+    ``InputRequiredResult`` goes up to the host as it is, and the host's retry comes back down."""
+
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
+
+
+@dataclass(frozen=True)
+class HostChannel:
+    """How to ask the calling host something mid-call; ``None`` where it cannot be asked.
+    ``key`` names the host connection, so requests of one host can be told from another's."""
+
+    elicit: Elicit | None = None
+    sample: Sample | None = None
+    why_not: str = "the calling host does not support it"
+    key: Hashable | None = None
+
+
+NO_HOST = HostChannel(why_not="the call did not come from a host that can be asked")
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """One call's caller and its ways back to the host. Frozen: derive with ``replace``."""
+
+    caller: Identity
+    progress: ProgressFn | None = None  # forwards the server's progress under the host's token
+    logs: LogRoute | None = None  # None: the host did not ask for log messages
+    host: HostChannel = NO_HOST
+    rounds: InputRounds | None = None  # set for 2026-07-28 hosts (input-required rounds)
+    deadline: float | None = None  # anyio clock time after which the caller no longer waits
+
+    def replace(self, **changes: Any) -> CallContext:
+        return dataclasses.replace(self, **changes)
+
+
+def require(ctx: Any) -> CallContext:
+    """``ctx`` itself, or ``TypeError``: every call through the catalog carries its caller."""
+    if not isinstance(ctx, CallContext):
+        raise TypeError(f"expected a CallContext, got {type(ctx).__name__}: every call needs its caller's context "
+                        f"(a bug in the code that called the catalog)")
+    return ctx
+
+
+def require_identity(caller: Any) -> Identity:
+    """``caller`` itself, or ``TypeError``: listings are filtered by who asks, never by default."""
+    if not isinstance(caller, Identity):
+        raise TypeError(f"expected the caller's Identity, got {type(caller).__name__} (a bug: lists are "
+                        f"filtered by who asks)")
+    return caller
