@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +81,17 @@ async def wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None
             return
 
 
-@asynccontextmanager
-async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[str]:
-    """``hermes-hub serve`` as a real process on a free port; yields the /mcp URL once /readyz is 200."""
-    import json
+@dataclass(frozen=True)
+class Served:
+    url: str  # the /mcp endpoint
+    proc: subprocess.Popen[bytes]
+    config: Path  # the hub.json it serves (edit it to reload)
+    log: Path  # its stdout and stderr
 
+
+@asynccontextmanager
+async def serve_process(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[Served]:
+    """``hermes-hub serve`` as a real process on a free port, once /readyz is 200."""
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps(config))
     port = free_port()
@@ -91,7 +99,15 @@ async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[st
     with process([sys.executable, "-m", "hermes_hub", "serve", "--config", str(cfg), "--port", str(port)], log) as p:
         with anyio.fail_after(30):
             await wait_http(f"http://127.0.0.1:{port}/readyz", p, log)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield Served(f"http://127.0.0.1:{port}/mcp", p, cfg, log)
+
+
+@asynccontextmanager
+async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[str]:
+    """``hermes-hub serve`` as a real process on a free port; yields the /mcp URL once /readyz is 200."""
+    async with serve_process(config, tmp_path) as served:
+        yield served.url
+
 
 # The hub's own tools, as the local user (an admin) sees them.
 BUILTIN_TOOLS = {

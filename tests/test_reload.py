@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
+import sys
 from typing import Any
 
 import anyio
 import mcp.types as types
 import pytest
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
-from hermes_hub import Hub, load_config
-from tests.support import toy
+from hermes_hub import Hub
+from tests.support import PROJECT, serve_process, toy
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +42,7 @@ async def test_a_changed_file_restarts_only_changed_servers_and_hosts_hear_list_
         if isinstance(msg, types.ToolListChangedNotification):
             notices.append("tools")
 
-    async with Hub(load_config(cfg), config_path=cfg) as hub:
+    async with Hub.from_file(cfg) as hub:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
         pids = {name: c.link.pid for name, c in hub.pool.connections.items()}
@@ -65,7 +68,7 @@ async def test_an_invalid_new_config_is_refused_with_a_log_line_and_the_running_
     caplog.set_level(logging.INFO, logger="hermes_hub")
     cfg = tmp_path / "hub.json"
     write(cfg, {"toy": toy()})
-    async with Hub(load_config(cfg), config_path=cfg) as hub:
+    async with Hub.from_file(cfg) as hub:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
         pid = hub.pool.connections["toy"].link.pid
@@ -79,3 +82,66 @@ async def test_an_invalid_new_config_is_refused_with_a_log_line_and_the_running_
     assert "mcpServers.toy.prefx: unknown key; did you mean 'prefix'?" in caplog.text
     assert "The running configuration stays in force." in caplog.text
     assert echoed.content[0].text == "still here"
+
+
+async def tool_names(host: Client) -> set[str]:
+    return {t.name for t in (await host.list_tools()).tools}
+
+
+async def test_the_shipped_serve_command_reloads_when_hub_json_changes(tmp_path):
+    async with serve_process({"mcpServers": {"one": toy("--name", "one")}}, tmp_path) as served:
+        async with Client(served.url) as host:
+            with anyio.fail_after(30):
+                assert "one_whoami" in await tool_names(host)
+                write(served.config, {"one": toy("--name", "one"), "two": toy("--name", "two")})
+                while "two_whoami" not in await tool_names(host):
+                    await anyio.sleep(0.05)  # poll interval; bounded above
+            answer = await host.call_tool("two_whoami", {})
+    assert answer.content[0].text == "two"
+    assert "reloaded" in served.log.read_text() and "(file changed)" in served.log.read_text()
+
+
+@pytest.mark.parametrize("stdio", [False, True], ids=["http", "stdio"])
+async def test_sighup_reloads_a_serving_hub_instead_of_stopping_it(tmp_path, stdio):
+    cfg = tmp_path / "hub.json"
+    write(cfg, {"one": toy("--name", "one")})
+    if stdio:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "hermes_hub", "serve", "--stdio",
+                                                                     "--config", str(cfg)],
+                                       cwd=str(PROJECT), env=dict(os.environ))
+        with anyio.fail_after(60):
+            async with Client(params) as host:
+                pid = _serving(cfg)
+                assert await _reload_by_sighup(host, cfg, pid) == "two"
+                still = await host.call_tool("one_whoami", {})
+        assert still.content[0].text == "one"
+        return
+    async with serve_process({"mcpServers": {"one": toy("--name", "one")}}, tmp_path) as served:
+        async with Client(served.url) as host:
+            with anyio.fail_after(60):
+                assert await _reload_by_sighup(host, served.config, served.proc.pid) == "two"
+        assert served.proc.poll() is None, "SIGHUP stopped the hub"
+        with anyio.fail_after(10):
+            while "(SIGHUP)" not in served.log.read_text():
+                await anyio.sleep(0.05)
+
+
+async def _reload_by_sighup(host: Client, cfg, pid: int) -> str:
+    """Change the file and send SIGHUP at once; the new server's tool answers once reloaded."""
+    write(cfg, {"one": toy("--name", "one"), "two": toy("--name", "two")})
+    os.kill(pid, signal.SIGHUP)
+    while "two_whoami" not in await tool_names(host):
+        await anyio.sleep(0.05)  # poll interval; the caller bounds the wait
+    return (await host.call_tool("two_whoami", {})).content[0].text
+
+
+def _serving(cfg) -> int:
+    """The pid of the hub process serving ``cfg``."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            args = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "serve" in args and str(cfg) in args:
+            return int(pid)
+    raise AssertionError(f"no hub process serving {cfg}")
