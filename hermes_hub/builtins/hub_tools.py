@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
@@ -14,19 +14,20 @@ from hermes_hub.call import CallContext
 STATUS_URI = "hub://status"
 
 
-def status_items(get_status: Callable[[], dict[str, Any]]) -> list[BuiltinTool | BuiltinResource]:
+def status_items(get_status: Callable[[], Awaitable[dict[str, Any]]]) -> list[BuiltinTool | BuiltinResource]:
     async def status_tool(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
-        return json_result(get_status())
+        return json_result(await get_status())
 
     async def status_text(ctx: CallContext) -> str:
-        return json.dumps(get_status(), indent=2)
+        return json.dumps(await get_status(), indent=2, ensure_ascii=False)
 
     tool = types.Tool(
         name="hub_status",
         description=(
             "Show the hub's downstream servers: state (READY, STARTING, RESTARTING, CRASH_LOOP, FAILED, ...), "
-            "restarts, tool/resource/prompt counts, protocol version, last error, name collisions, and an "
-            "estimate of the tokens the tool list costs."
+            "restarts, tool/resource/prompt counts, protocol version, last error, name collisions, an "
+            "estimate of the tokens the tool list costs, and memory: embedder, counts, background queue depths "
+            "(pending)."
         ),
         input_schema={"type": "object", "properties": {}, "additionalProperties": False},
         annotations=types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),

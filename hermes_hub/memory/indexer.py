@@ -1,0 +1,105 @@
+"""Background indexing: the lexical terms of session messages, and the vectors of memories and
+messages, brought up to date off the request path.
+
+Work is found through marks in the store ("every row past pk N is not indexed yet"); a batch's index
+rows and its new mark are written in one transaction, so after a crash or restart indexing resumes
+where it stopped and each row is indexed exactly once. ``pending()`` says how much is left, for
+status and for scripts that wait until recall sees everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import anyio
+
+from hermes_hub.memory.embedders import Embedder, EmbedderError
+from hermes_hub.storage import Store
+from hermes_hub.storage.sqlite_memory import vector_table
+from hermes_hub.storage.terms import index_text
+
+log = logging.getLogger("hermes_hub.memory")
+
+TERMS_MARK = "terms_messages"
+TERMS_BATCH = 500
+VECTOR_BATCH = 64
+IDLE_POLL = 1.0  # seconds between looks for new rows when idle (writers also wake the indexer)
+RETRY_AFTER = 30.0  # after an embedder failure
+MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; longer text only costs time
+
+
+class Indexer:
+    def __init__(self, store: Store, embedder: Embedder | None) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.error: str | None = None  # the embedder's last failure, for status
+        self._wake = anyio.Event()
+        self._paused_until = 0.0
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def table(self, source: str) -> str | None:
+        """The vector table of ``source`` for the current embedder (None without vectors)."""
+        if self.embedder is None or not self.embedder.dims:
+            return None
+        return vector_table(source, self.embedder.name, self.embedder.dims)
+
+    async def pending(self) -> dict[str, int]:
+        """Rows not indexed yet, per index."""
+        out = {"message_terms": await self.store.pending_index("messages", TERMS_MARK)}
+        if self.embedder is not None:
+            for source in ("memories", "messages"):
+                mark = vector_table(source, self.embedder.name, self.embedder.dims or 1)
+                out[f"{source}_vectors"] = await self.store.pending_index(source, mark)
+        return out
+
+    async def run(self) -> None:
+        """Index until cancelled."""
+        while True:
+            try:
+                busy = await self.step()
+            except EmbedderError as e:
+                if self.error != str(e):
+                    log.warning("memory indexing paused for %gs: %s", RETRY_AFTER, e)
+                self.error, self._paused_until = str(e), time.monotonic() + RETRY_AFTER
+                busy = False
+            if not busy:
+                with anyio.move_on_after(IDLE_POLL):
+                    await self._wake.wait()
+                self._wake = anyio.Event()
+
+    async def step(self) -> bool:
+        """Index one batch of whatever is behind; False when nothing was."""
+        busy = await self._terms()
+        if self.embedder is not None and time.monotonic() >= self._paused_until:
+            for source in ("memories", "messages"):
+                busy = await self._vectors(source) or busy
+        return busy
+
+    async def _terms(self) -> bool:
+        rows = await self.store.unindexed("messages", TERMS_MARK, TERMS_BATCH)
+        if not rows:
+            return False
+        await self.store.index_message_terms([(pk, index_text(text)) for pk, _, text in rows], mark=TERMS_MARK,
+                                             last_pk=rows[-1][0])
+        return True
+
+    async def _vectors(self, source: str) -> bool:
+        assert self.embedder is not None
+        mark = vector_table(source, self.embedder.name, self.embedder.dims or 1)
+        rows = await self.store.unindexed(source, mark, VECTOR_BATCH)
+        if not rows:
+            return False
+        vectors = await self.embedder.embed([text[:MAX_EMBED_CHARS] for _, _, text in rows], query=False)
+        self.error = None
+        table = await self.store.ensure_vector_table(source, self.embedder.name, len(vectors[0]))
+        await self.store.add_vectors(table, [(pk, uid, v) for (pk, uid, _), v in zip(rows, vectors, strict=True)],
+                                     mark=table, last_pk=rows[-1][0])
+        return True
+
+    async def drain(self) -> None:
+        """Index everything behind now (tests, ``memory reindex``, benchmarks)."""
+        while await self.step():
+            pass
