@@ -71,7 +71,7 @@ def token_list(as_json: bool, config: str) -> None:
                  "created_at": r.created_at.isoformat(), "revoked_at": r.revoked_at and r.revoked_at.isoformat()}
                 for r in rows]
         if as_json:
-            click.echo(json.dumps(data, indent=2))
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             click.echo(tables.table(["id", "user", "role", "name", "created", "revoked"],
                                     [[d["id"], d["user"], d["role"], d["name"], d["created_at"][:19],
@@ -109,7 +109,7 @@ def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int,
         async with _store(config) as store:
             rows = await audit.query(store, "cli", admin=True, user=user, tool=tool, since=_since(since), limit=limit)
         if as_json:
-            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2, ensure_ascii=False))
             return
         click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "error"],
                                 [[r.at.isoformat()[:19], r.user_id, r.tool, r.outcome, round(r.duration_ms, 1),

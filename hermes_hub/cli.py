@@ -98,8 +98,8 @@ def _json_args(raw: str | None) -> dict[str, Any]:
 
 def _dump(items: Any) -> str:
     if isinstance(items, list):
-        return json.dumps([i.model_dump(by_alias=True, exclude_none=True, mode="json") for i in items], indent=2)
-    return json.dumps(items.model_dump(by_alias=True, exclude_none=True, mode="json"), indent=2)
+        return json.dumps([i.model_dump(by_alias=True, exclude_none=True, mode="json") for i in items], indent=2, ensure_ascii=False)
+    return json.dumps(items.model_dump(by_alias=True, exclude_none=True, mode="json"), indent=2, ensure_ascii=False)
 
 
 @click.group()
@@ -200,7 +200,7 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
                                f"server states; list what it offers with `hermes-hub tools` instead")
             result = await client.call_tool(status_tool.name, {})
             status = result.structured_content or json.loads(tables.result_text(result))
-    click.echo(json.dumps(status, indent=2) if as_json else tables.servers_table(status))
+    click.echo(json.dumps(status, indent=2, ensure_ascii=False) if as_json else tables.servers_table(status))
 
 
 @main.command()
@@ -238,7 +238,7 @@ async def resources(config: str, url: str | None, command: str | None, direct: s
         res = (await client.list_resources()).resources if caps and caps.resources else []
         tpl = (await client.list_resource_templates()).resource_templates if caps and caps.resources else []
     if as_json:
-        click.echo(json.dumps({"resources": json.loads(_dump(res)), "templates": json.loads(_dump(tpl))}, indent=2))
+        click.echo(json.dumps({"resources": json.loads(_dump(res)), "templates": json.loads(_dump(tpl))}, indent=2, ensure_ascii=False))
         return
     rows = [[r.uri, tables.origin(r), r.name] for r in res] + [[t.uri_template, tables.origin(t), f"{t.name} (template)"]
                                                               for t in tpl]

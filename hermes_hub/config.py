@@ -258,7 +258,7 @@ def _message(err: Any) -> str:
     if err["type"] == "missing":
         return "required key is missing"
     if "input" in err and err["type"] not in ("value_error", "assertion_error"):
-        return f"{msg} (got {json.dumps(err['input'])[:80]})"
+        return f"{msg} (got {json.dumps(err['input'], ensure_ascii=False)[:80]})"
     return msg
 
 

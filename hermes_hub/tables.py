@@ -63,7 +63,7 @@ def result_text(result: types.CallToolResult | types.GetPromptResult | types.Rea
         return "\n".join(parts)
     parts = [_block(b) for b in result.content]
     if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, indent=2))
+        parts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
     return "\n".join(parts)
 
 

@@ -18,7 +18,7 @@ def status_items(get_status: Callable[[], dict[str, Any]]) -> list[BuiltinTool |
         return json_result(get_status())
 
     async def status_text() -> str:
-        return json.dumps(get_status(), indent=2)
+        return json.dumps(get_status(), indent=2, ensure_ascii=False)
 
     tool = types.Tool(
         name="hub_status",
