@@ -24,10 +24,11 @@ from mcp import MCPError
 from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token
 from hermes_hub.config import HubConfig, load_config
-from hermes_hub.errors import ConfigError, HubError
+from hermes_hub.errors import ConfigError, HubError, cli_hint
 from hermes_hub.target import BadTarget, Target, connect
 
 log = logging.getLogger("hermes_hub")
+NOT_READY_EXIT = 3  # `servers`: some enabled server is not READY
 _HAS_UVLOOP = importlib.util.find_spec("uvloop") is not None  # optional; measured ~15% less CPU per call
 
 
@@ -37,8 +38,11 @@ def _setup_logging(verbose: bool, default: int = logging.WARNING) -> None:
     logging.getLogger("hermes_hub").setLevel(level)
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1, hint_from: str | None = None) -> None:
+    """Exit with ``message``; a hub error's message (or ``hint_from``) may get a terminal hint after it."""
     click.echo(f"error: {message}", err=True)
+    if hint := cli_hint(message if hint_from is None else hint_from):
+        click.echo(f"hint: {hint}", err=True)
     sys.exit(code)
 
 
@@ -186,7 +190,11 @@ def check(config: str | None, config_opt: str) -> None:
 @_run
 async def servers(config: str, url: str | None, command: str | None, direct: str | None, as_json: bool,
                   verbose: bool) -> None:
-    """Show each server's state, counts, protocol and last error."""
+    """Show each server's state, counts, protocol and last error.
+
+    Exit status: 0 when every enabled server is READY, 3 when one is not (the table shows which),
+    1 when the hub cannot be reached, 2 for a bad config or command line.
+    """
     _setup_logging(verbose)
     target = _target(config, url, command, direct)
     async with connect(target) as (client, hub):
@@ -201,6 +209,8 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
             result = await client.call_tool(status_tool.name, {})
             status = result.structured_content or json.loads(tables.result_text(result))
     click.echo(json.dumps(status, indent=2, ensure_ascii=False) if as_json else tables.servers_table(status))
+    if any(s["state"] not in ("READY", "DISABLED") for s in status["servers"]):
+        sys.exit(NOT_READY_EXIT)
 
 
 @main.command()
@@ -277,7 +287,7 @@ async def call(tool: str, raw_args: str | None, config: str, url: str | None, co
         result: types.CallToolResult = await client.call_tool(tool, arguments)
     click.echo(_dump(result) if as_json else tables.result_text(result))
     if result.is_error:
-        _fail(f"tool '{tool}' returned an error (shown above)")
+        _fail(f"tool '{tool}' returned an error (shown above)", hint_from=tables.result_text(result))
 
 
 @main.command()

@@ -25,6 +25,11 @@ pytestmark = pytest.mark.timeout(60)
 
 GHOST_FIX = ("command 'no-such-mcp-server-binary' was not found on PATH; "
              "check mcpServers.ghost.command in hub.json")
+
+
+def ghost_fix(config: str) -> str:
+    """The ghost server's reason names the config file it came from."""
+    return GHOST_FIX.removesuffix("hub.json") + config
 NOTES_TOOLS = [
     "notes_create_note   notes   Create a note; its id is a slug of the title (made unique).",
     "notes_search_notes  notes   Find notes whose title or body contains query (case-insensitive); an …",
@@ -137,17 +142,26 @@ def test_a_missing_default_hub_json_is_a_config_error_saying_how_to_fix_it(tmp_p
 
 def test_servers_shows_each_state_and_count_and_a_failed_servers_reason_in_full_with_its_fix(ghost_config):
     result = invoke("servers", "--config", ghost_config)
+    fix = ghost_fix(ghost_config)
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # an enabled server is not READY
     *table, totals = lines(result.stdout)
     assert table == [
         "SERVER  STATE     TRANSPORT  TOOLS  RESOURCES  PROMPTS  PROTOCOL    ERROR",
         "notes   READY     stdio      2/2    1          1        2026-07-28  -",
-        f"ghost   FAILED    stdio      0/0    0          0        -           {GHOST_FIX[:89]}…",
+        f"ghost   FAILED    stdio      0/0    0          0        -           {fix[:89]}…",
         "old     DISABLED  -          -      -          -        -           -",
-        f"ghost FAILED: {GHOST_FIX}",  # the cell cuts off the fix, so the whole reason follows the table
+        f"ghost FAILED: {fix}",  # the cell cuts off the fix, so the whole reason follows the table
     ]
     assert re.fullmatch(rf"{2 + len(BUILTIN_TOOLS)} tools \(~[\d,]+ tokens of tool list\)", totals)
+
+
+def test_servers_exits_0_when_every_enabled_server_is_ready_and_help_names_the_codes(notes_config):
+    ready = invoke("servers", "--config", notes_config)
+    helped = invoke("servers", "--help")
+
+    assert ready.exit_code == 0, ready.output
+    assert "Exit status: 0 when every enabled server is READY, 3 when one is not" in " ".join(helped.stdout.split())
 
 
 def test_servers_json_is_the_hubs_status_document(ghost_config):
@@ -155,9 +169,9 @@ def test_servers_json_is_the_hubs_status_document(ghost_config):
 
     status = json.loads(result.stdout)
     by_name = {s["name"]: s for s in status["servers"]}
-    assert result.exit_code == 0
+    assert result.exit_code == 3
     assert {n: s["state"] for n, s in by_name.items()} == {"notes": "READY", "ghost": "FAILED", "old": "DISABLED"}
-    assert by_name["ghost"]["error"] == GHOST_FIX
+    assert by_name["ghost"]["error"] == ghost_fix(ghost_config)
     assert (by_name["notes"]["tools"], by_name["notes"]["prompts"]) == (2, 1)
     assert status["totals"]["tools"] == 2 + len(BUILTIN_TOOLS)
 
@@ -254,8 +268,9 @@ def test_call_of_an_unknown_tool_exits_1_and_says_where_to_find_the_names(notes_
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == ("error: unknown tool 'notes_nope'; list the tools with `hermes-hub tools` "
-                             "(names are prefixed per server) (code -32602)\n")
+    assert result.stderr == ("error: unknown tool 'notes_nope'; call tools/list for the current names "
+                             "(each is prefixed by its server) (code -32602)\n"
+                             "hint: list the tools with `hermes-hub tools`\n")
 
 
 # -- resources, read, prompts, prompt ---------------------------------------------------------------------
