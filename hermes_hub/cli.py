@@ -182,7 +182,40 @@ def check(config: str | None, config_opt: str) -> None:
     rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
             for n, s in cfg.mcp_servers.items()]
     click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
+    problems = _unstartable(cfg)
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        _fail(f"{path}: {len(problems)} enabled server{'s' * (len(problems) != 1)} cannot start (see above)")
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
+
+
+def _unstartable(cfg: HubConfig) -> list[str]:
+    """Why enabled stdio servers cannot start: their ``cwd`` and ``command`` resolved as the hub resolves them."""
+    from pathlib import Path
+
+    from mcp.client.stdio import get_default_environment
+
+    from hermes_hub.downstream.transports import CommandNotFound, resolve_command
+
+    problems = []
+    for name, server in cfg.enabled().items():
+        if server.command is None:
+            continue
+        key = f"mcpServers.{name}"
+        cwd = cfg.base_dir / server.cwd if server.cwd else None
+        if cwd is not None and not cwd.is_dir():
+            problems.append(f"{key}.cwd: '{cwd}' is not a directory (a relative cwd is relative to the folder of "
+                            f"{server.config_file}); create it or fix the path")
+            continue
+        try:
+            resolve_command(server.command, get_default_environment() | server.env, cwd)
+        except CommandNotFound as e:
+            where = f"in {cwd}" if cwd is not None else f"in {Path.cwd()}, where the hub is started"
+            fix = (f"a relative path is looked up {where}; fix the path" if "/" in server.command else
+                   "install it, or write its full path")
+            problems.append(f"{key}.command: {e}; {fix}")
+    return problems
 
 
 @main.command()

@@ -108,6 +108,30 @@ def test_check_lists_each_server_and_says_the_config_is_ok(tmp_path):
     assert result.stderr == "warning: theme: not a hermes-hub key; ignored\n"
 
 
+def test_check_reports_each_enabled_server_that_cannot_start_as_the_hub_would_resolve_it(tmp_path):
+    (tmp_path / "servers").mkdir()
+    (tmp_path / "servers" / "run.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "servers" / "run.sh").chmod(0o755)
+    path = write_config(tmp_path / "my-hub.json", {
+        "ok": {"command": "./run.sh", "cwd": "servers"},  # relative to cwd, which is relative to the file
+        "typo": {"command": "no-such-mcp-server-binary"},
+        "moved": {"command": "./run.sh", "cwd": "gone"},
+        "off": {"command": "no-such-mcp-server-binary", "disabled": True},
+    })
+
+    result = invoke("check", path)
+
+    assert result.exit_code == 1
+    assert "OK" not in result.stdout and "no-such-mcp-server-binary" in result.stdout  # the table still shows
+    assert lines(result.stderr) == [
+        "error: mcpServers.typo.command: command 'no-such-mcp-server-binary' was not found on PATH; "
+        "install it, or write its full path",
+        f"error: mcpServers.moved.cwd: '{tmp_path / 'gone'}' is not a directory (a relative cwd is relative to the "
+        f"folder of {path}); create it or fix the path",
+        f"error: {path}: 2 enabled servers cannot start (see above)",
+    ]
+
+
 def test_check_on_a_config_with_errors_prints_every_bad_key_path_and_exits_2(tmp_path):
     path = write_config(tmp_path / "hub.json", {"cal": {"comand": "python"}, "web": {"url": "http://x/mcp",
                                                                                       "timeout": -1}},
