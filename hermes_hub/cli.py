@@ -88,15 +88,35 @@ def _target(config: str, url: str | None, command: str | None, direct: str | Non
     return Target(config=config, url=url, command=command, direct=direct)
 
 
+ARGS_HELP = ("arguments as a JSON object; @FILE reads them from a file, - from stdin "
+             "(for values too large for the shell)")
+
+
 def _json_args(raw: str | None) -> dict[str, Any]:
+    """``--args``: inline JSON, ``@path`` (a file) or ``-`` (stdin)."""
     if not raw:
         return {}
+    origin = "--args"
+    if raw == "-":
+        origin, raw = "--args - (stdin)", sys.stdin.read()
+    elif raw.startswith("@"):
+        path = raw[1:]
+        origin = f"--args {raw}"
+        try:
+            with open(path, encoding="utf-8") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            _fail(f"--args {raw}: no such file; give the path of a JSON file after @ (e.g. --args @args.json), "
+                  f"or inline JSON", 2)
+        except (OSError, UnicodeDecodeError) as e:
+            _fail(f"--args {raw}: cannot read it ({getattr(e, 'strerror', None) or e})", 2)
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as e:
-        _fail(f"--args is not valid JSON ({e.msg} at column {e.colno}); example: --args '{{\"query\": \"milk\"}}'", 2)
+        where = f"line {e.lineno}, column {e.colno}" if "\n" in raw.strip() else f"column {e.colno}"
+        _fail(f"{origin} is not valid JSON ({e.msg} at {where}); example: --args '{{\"query\": \"milk\"}}'", 2)
     if not isinstance(value, dict):
-        _fail("--args must be a JSON object, e.g. --args '{\"query\": \"milk\"}'", 2)
+        _fail(f"{origin} must be a JSON object, e.g. --args '{{\"query\": \"milk\"}}'", 2)
     return value
 
 
@@ -308,12 +328,13 @@ async def prompts(config: str, url: str | None, command: str | None, direct: str
 
 @main.command()
 @click.argument("tool")
-@click.option("--args", "raw_args", help="arguments as a JSON object")
+@click.option("--args", "raw_args", metavar="JSON|@FILE|-", help=ARGS_HELP)
 @target_options
 @_run
 async def call(tool: str, raw_args: str | None, config: str, url: str | None, command: str | None,
                direct: str | None, as_json: bool, verbose: bool) -> None:
-    """Call TOOL with --args JSON and print its result (exit 1 if the tool reports an error)."""
+    """Call TOOL with --args JSON (or @FILE, or - for stdin) and print its result (exit 1 if the tool reports an
+    error)."""
     _setup_logging(verbose)
     arguments = _json_args(raw_args)
     async with connect(_target(config, url, command, direct)) as (client, _):
@@ -338,7 +359,7 @@ async def read(uri: str, config: str, url: str | None, command: str | None, dire
 
 @main.command()
 @click.argument("name")
-@click.option("--args", "raw_args", help="prompt arguments as a JSON object of strings")
+@click.option("--args", "raw_args", metavar="JSON|@FILE|-", help=f"prompt {ARGS_HELP}; values become strings")
 @target_options
 @_run
 async def prompt(name: str, raw_args: str | None, config: str, url: str | None, command: str | None,

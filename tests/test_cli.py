@@ -37,9 +37,9 @@ NOTES_TOOLS = [
 PYTHON = shlex.quote(sys.executable)
 
 
-def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+def invoke(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Result:
     """Run `hermes-hub ARGS`; a crash (anything but a clean exit) fails the test with its traceback."""
-    result = CliRunner().invoke(main, list(args), env=env)
+    result = CliRunner().invoke(main, list(args), env=env, input=stdin)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result
@@ -260,6 +260,35 @@ def test_call_json_prints_the_whole_result_with_structured_content(notes_config)
     assert result.exit_code == 0
     assert out["isError"] is False
     assert out["structuredContent"] == {"notes": [{"id": "groceries", "title": "Groceries", "body": "milk, eggs"}]}
+
+
+def test_call_takes_arguments_from_a_file_or_stdin_so_a_large_value_never_meets_the_shell(tmp_path, notes_config):
+    body = "line of a long note\n" * 20_000  # 400 KB: past what a command line holds
+    (tmp_path / "args.json").write_text(json.dumps({"title": "From a file", "body": body}))
+
+    from_file = invoke("call", "notes_create_note", "--args", f"@{tmp_path / 'args.json'}", "--config",
+                       notes_config, "--json")
+    from_stdin = invoke("call", "notes_create_note", "--args", "-", "--config", notes_config, "--json",
+                        stdin=json.dumps({"title": "From stdin", "body": "short"}))
+
+    assert (from_file.exit_code, from_stdin.exit_code) == (0, 0), from_file.output + from_stdin.output
+    assert json.loads(from_file.stdout)["structuredContent"]["id"] == "from-a-file"
+    assert json.loads(from_stdin.stdout)["structuredContent"]["id"] == "from-stdin"
+
+
+def test_args_from_a_missing_or_broken_file_exit_2_saying_what_is_wrong(tmp_path, notes_config):
+    (tmp_path / "broken.json").write_text('{\n  "title": "x",\n  "body": oops\n}\n')
+
+    missing = invoke("call", "notes_create_note", "--args", "@nowhere.json", "--config", notes_config)
+    broken = invoke("call", "notes_create_note", "--args", f"@{tmp_path / 'broken.json'}", "--config", notes_config)
+    empty_stdin = invoke("prompt", "notes_summarize_note", "--args", "-", "--config", notes_config, stdin="")
+
+    assert (missing.exit_code, broken.exit_code, empty_stdin.exit_code) == (2, 2, 2)
+    assert missing.stderr == ("error: --args @nowhere.json: no such file; give the path of a JSON file after @ "
+                              "(e.g. --args @args.json), or inline JSON\n")
+    assert broken.stderr == (f"error: --args @{tmp_path / 'broken.json'} is not valid JSON (Expecting value at "
+                             "line 3, column 11); example: --args '{\"query\": \"milk\"}'\n")
+    assert empty_stdin.stderr.startswith("error: --args - (stdin) is not valid JSON (Expecting value at column 1)")
 
 
 def test_call_with_arguments_that_break_the_schema_prints_each_bad_field_and_exits_1(notes_config):
