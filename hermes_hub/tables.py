@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as types
+if TYPE_CHECKING:  # the SDK's types take ~0.6 s to import: only commands that print results need them
+    import mcp.types as types
 
 ORIGIN = "hermes-hub/origin"
 
@@ -52,6 +53,8 @@ def servers_table(status: dict[str, Any]) -> str:
 
 def result_text(result: types.CallToolResult | types.GetPromptResult | types.ReadResourceResult) -> str:
     """What a person wants to read of a result: its text, with binary parts summarised."""
+    import mcp.types as types
+
     parts: list[str] = []
     if isinstance(result, types.ReadResourceResult):
         for c in result.contents:
@@ -68,6 +71,8 @@ def result_text(result: types.CallToolResult | types.GetPromptResult | types.Rea
 
 
 def _block(block: Any) -> str:
+    import mcp.types as types
+
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
