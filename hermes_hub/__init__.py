@@ -4,9 +4,39 @@
     async with Hub(load_config("hub.json")) as hub: ...
 """
 
-from hermes_hub.config import HubConfig, load_config
-from hermes_hub.errors import ConfigError, HubError
-from hermes_hub.hub import VERSION as __version__
-from hermes_hub.hub import Hub
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_hub.config import HubConfig, load_config
+    from hermes_hub.errors import ConfigError, HubError
+    from hermes_hub.hub import VERSION as __version__
+    from hermes_hub.hub import Hub
 
 __all__ = ["ConfigError", "Hub", "HubConfig", "HubError", "__version__", "load_config"]
+
+# Imported on first use: `hermes-hub --help` (and every `python -m hermes_hub`) imports this package,
+# and the hub itself pulls in the MCP SDK, Starlette and SQLite (~650 modules, about a second).
+_LAZY = {
+    "ConfigError": ("hermes_hub.errors", "ConfigError"),
+    "Hub": ("hermes_hub.hub", "Hub"),
+    "HubConfig": ("hermes_hub.config", "HubConfig"),
+    "HubError": ("hermes_hub.errors", "HubError"),
+    "__version__": ("hermes_hub.hub", "VERSION"),
+    "load_config": ("hermes_hub.config", "load_config"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'hermes_hub' has no attribute {name!r}")
+    module, attr = _LAZY[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

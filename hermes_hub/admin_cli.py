@@ -7,21 +7,27 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 import anyio
 import click
 
-from hermes_hub import audit, tables
-from hermes_hub.config import load_config
+from hermes_hub import tables
 from hermes_hub.errors import ConfigError, HubError
-from hermes_hub.identity import ADMIN, USER, create_token
-from hermes_hub.storage import Store, open_store
 
+if TYPE_CHECKING:
+    from hermes_hub.storage import Store
+
+# The store, pydantic and the audit code are imported when a command runs, so `hermes-hub --help` stays fast.
+ROLES = ["user", "admin"]  # hermes_hub.identity.USER, ADMIN
 CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
 
 
 @asynccontextmanager
 async def _store(config: str) -> AsyncIterator[Store]:
+    from hermes_hub.config import load_config
+    from hermes_hub.storage import open_store
+
     cfg = load_config(config)
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
         yield store
@@ -42,11 +48,13 @@ def token() -> None:
 
 @token.command("create")
 @click.argument("user")
-@click.option("--role", type=click.Choice([USER, ADMIN]), default=USER, show_default=True)
+@click.option("--role", type=click.Choice(ROLES), default="user", show_default=True)
 @click.option("--name", default="", help="a label, e.g. the device using it")
 @CONFIG
 def token_create(user: str, role: str, name: str, config: str) -> None:
     """Create a token for USER and print it once (only its hash is stored)."""
+
+    from hermes_hub.identity import create_token
 
     async def go() -> None:
         async with _store(config) as store:
@@ -71,7 +79,7 @@ def token_list(as_json: bool, config: str) -> None:
                  "created_at": r.created_at.isoformat(), "revoked_at": r.revoked_at and r.revoked_at.isoformat()}
                 for r in rows]
         if as_json:
-            click.echo(json.dumps(data, indent=2))
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             click.echo(tables.table(["id", "user", "role", "name", "created", "revoked"],
                                     [[d["id"], d["user"], d["role"], d["name"], d["created_at"][:19],
@@ -105,11 +113,13 @@ def token_revoke(token_id: str, config: str) -> None:
 def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, config: str) -> None:
     """Show tool calls made through the hub, newest first (secrets masked)."""
 
+    from hermes_hub import audit
+
     async def go() -> None:
         async with _store(config) as store:
             rows = await audit.query(store, "cli", admin=True, user=user, tool=tool, since=_since(since), limit=limit)
         if as_json:
-            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2, ensure_ascii=False))
             return
         click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "error"],
                                 [[r.at.isoformat()[:19], r.user_id, r.tool, r.outcome, round(r.duration_ms, 1),

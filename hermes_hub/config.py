@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from hermes_hub.errors import ConfigError
 
@@ -68,6 +68,12 @@ class ServerConfig(_Strict):
     crash_loop_after: int = Field(5, ge=1)
     roles: list[str] | None = None  # roles that may use this server; None: everyone
     tool_roles: dict[str, list[str]] = Field(default_factory=dict)  # tool glob -> roles that may use it
+    _file: str = PrivateAttr("hub.json")  # the file this entry came from, for messages (see ``config_file``)
+
+    @property
+    def config_file(self) -> str:
+        """The config file this entry was read from, as its messages name it ("hub.json" when not from a file)."""
+        return self._file
 
     @field_validator("prefix")
     @classmethod
@@ -206,6 +212,8 @@ def parse_config(
         raise ConfigError(problems, source)
     cfg.base_dir = base_dir or Path.cwd()
     cfg.warnings = warnings
+    for server in cfg.mcp_servers.values():
+        server._file = source
     return cfg
 
 
@@ -272,7 +280,7 @@ def _message(err: Any) -> str:
     if err["type"] == "missing":
         return "required key is missing"
     if "input" in err and err["type"] not in ("value_error", "assertion_error"):
-        return f"{msg} (got {json.dumps(err['input'])[:80]})"
+        return f"{msg} (got {json.dumps(err['input'], ensure_ascii=False)[:80]})"
     return msg
 
 

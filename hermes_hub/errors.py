@@ -13,13 +13,32 @@
 
 Failures the *model* should read (bad arguments, a tool that failed) are not raised: they are
 returned as tool results with ``isError`` set. These exceptions are for the operator and the host.
+
+Messages reach hosts and models through MCP, so their advice is what those can do (call tools/list,
+call hermes_hub_status, retry); the command line adds what a person can run (``cli_hint``).
 """
 
 from __future__ import annotations
 
+import re
+
 
 class HubError(Exception):
     """Base class of every error hermes-hub raises on purpose."""
+
+
+# What a person at a terminal can run next, for messages that arrive (over MCP, as text) at the CLI.
+_CLI_HINTS = [
+    (re.compile(r"server '[^']*' is not ready \(state "), "run `hermes-hub servers` to see each server's state"),
+    (re.compile(r"unknown tool '"), "list the tools with `hermes-hub tools`"),
+    (re.compile(r"unknown prompt '"), "list the prompts with `hermes-hub prompts`"),
+    (re.compile(r"unknown resource (template )?'"), "list the resources with `hermes-hub resources`"),
+]
+
+
+def cli_hint(message: str) -> str | None:
+    """The terminal command that helps with an error ``message`` from the hub, if there is one."""
+    return next((hint for pattern, hint in _CLI_HINTS if pattern.search(message)), None)
 
 
 class ConfigError(HubError):
@@ -40,7 +59,7 @@ class ServerNotReady(HubError):
         why = f": {detail}" if detail else ""
         super().__init__(
             f"server '{server}' is not ready (state {state}){why}. "
-            f"Run `hermes-hub servers` to see why, or retry once it is READY."
+            f"Retry once it is READY; hermes_hub_status shows every server's state and last error."
         )
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as types
+if TYPE_CHECKING:  # the SDK's types take ~0.6 s to import: only commands that print results need them
+    import mcp.types as types
 
 ORIGIN = "hermes-hub/origin"
 
@@ -52,6 +53,8 @@ def servers_table(status: dict[str, Any]) -> str:
 
 def result_text(result: types.CallToolResult | types.GetPromptResult | types.ReadResourceResult) -> str:
     """What a person wants to read of a result: its text, with binary parts summarised."""
+    import mcp.types as types
+
     parts: list[str] = []
     if isinstance(result, types.ReadResourceResult):
         for c in result.contents:
@@ -63,11 +66,13 @@ def result_text(result: types.CallToolResult | types.GetPromptResult | types.Rea
         return "\n".join(parts)
     parts = [_block(b) for b in result.content]
     if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, indent=2))
+        parts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
     return "\n".join(parts)
 
 
 def _block(block: Any) -> str:
+    import mcp.types as types
+
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):

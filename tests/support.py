@@ -31,6 +31,25 @@ def toy(*args: str, **extra: Any) -> dict[str, Any]:
             **extra}
 
 
+def hub_env() -> dict[str, str]:
+    """Environment for a hub started as a child process: a data dir of its own. Children started by the
+    hub's stdio transport or the SDK's ``StdioServerParameters`` get only an allow-list of the parent's
+    variables (HERMES_DATA_DIR is not on it), so a spawned hub must be given it explicitly."""
+    import tempfile
+
+    parent = Path(os.environ["HERMES_DATA_DIR"])  # set for every test by tests/conftest.py
+    return {"HERMES_DATA_DIR": tempfile.mkdtemp(prefix="spawned-hub-", dir=parent)}
+
+
+def stdio_hub(config: dict[str, Any], path: Path, **extra: Any) -> dict[str, Any]:
+    """A hub.json entry running ``hermes-hub serve --stdio`` over ``config`` (written to ``path``)."""
+    import json
+
+    path.write_text(json.dumps(config))
+    return {"command": sys.executable, "args": ["-m", "hermes_hub", "serve", "--stdio", "--config", str(path)],
+            "cwd": str(PROJECT), "env": hub_env(), **extra}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

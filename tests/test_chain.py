@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 import anyio
@@ -11,16 +9,15 @@ import mcp.types as types
 import pytest
 from mcp import Client
 
-from tests.support import PROJECT, served_hub, toy
+from tests import support
+from tests.support import served_hub, toy
 
 pytestmark = pytest.mark.anyio
 
 
 def stdio_hub(config: dict[str, Any], path) -> dict[str, Any]:
-    path.write_text(json.dumps(config))
     # Hubs talk the handshake era to each other so servers can push elicitation up the chain.
-    return {"command": sys.executable, "args": ["-m", "hermes_hub", "serve", "--stdio", "--config", str(path)],
-            "cwd": str(PROJECT), "mode": "legacy"}
+    return support.stdio_hub(config, path, mode="legacy")
 
 
 async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pass_through(tmp_path):

@@ -25,6 +25,11 @@ pytestmark = pytest.mark.timeout(60)
 
 GHOST_FIX = ("command 'no-such-mcp-server-binary' was not found on PATH; "
              "check mcpServers.ghost.command in hub.json")
+
+
+def ghost_fix(config: str) -> str:
+    """The ghost server's reason names the config file it came from."""
+    return GHOST_FIX.removesuffix("hub.json") + config
 NOTES_TOOLS = [
     "notes_create_note   notes   Create a note; its id is a slug of the title (made unique).",
     "notes_search_notes  notes   Find notes whose title or body contains query (case-insensitive); an …",
@@ -32,9 +37,9 @@ NOTES_TOOLS = [
 PYTHON = shlex.quote(sys.executable)
 
 
-def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+def invoke(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Result:
     """Run `hermes-hub ARGS`; a crash (anything but a clean exit) fails the test with its traceback."""
-    result = CliRunner().invoke(main, list(args), env=env)
+    result = CliRunner().invoke(main, list(args), env=env, input=stdin)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result
@@ -103,6 +108,30 @@ def test_check_lists_each_server_and_says_the_config_is_ok(tmp_path):
     assert result.stderr == "warning: theme: not a hermes-hub key; ignored\n"
 
 
+def test_check_reports_each_enabled_server_that_cannot_start_as_the_hub_would_resolve_it(tmp_path):
+    (tmp_path / "servers").mkdir()
+    (tmp_path / "servers" / "run.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "servers" / "run.sh").chmod(0o755)
+    path = write_config(tmp_path / "my-hub.json", {
+        "ok": {"command": "./run.sh", "cwd": "servers"},  # relative to cwd, which is relative to the file
+        "typo": {"command": "no-such-mcp-server-binary"},
+        "moved": {"command": "./run.sh", "cwd": "gone"},
+        "off": {"command": "no-such-mcp-server-binary", "disabled": True},
+    })
+
+    result = invoke("check", path)
+
+    assert result.exit_code == 1
+    assert "OK" not in result.stdout and "no-such-mcp-server-binary" in result.stdout  # the table still shows
+    assert lines(result.stderr) == [
+        "error: mcpServers.typo.command: command 'no-such-mcp-server-binary' was not found on PATH; "
+        "install it, or write its full path",
+        f"error: mcpServers.moved.cwd: '{tmp_path / 'gone'}' is not a directory (a relative cwd is relative to the "
+        f"folder of {path}); create it or fix the path",
+        f"error: {path}: 2 enabled servers cannot start (see above)",
+    ]
+
+
 def test_check_on_a_config_with_errors_prints_every_bad_key_path_and_exits_2(tmp_path):
     path = write_config(tmp_path / "hub.json", {"cal": {"comand": "python"}, "web": {"url": "http://x/mcp",
                                                                                       "timeout": -1}},
@@ -137,17 +166,26 @@ def test_a_missing_default_hub_json_is_a_config_error_saying_how_to_fix_it(tmp_p
 
 def test_servers_shows_each_state_and_count_and_a_failed_servers_reason_in_full_with_its_fix(ghost_config):
     result = invoke("servers", "--config", ghost_config)
+    fix = ghost_fix(ghost_config)
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # an enabled server is not READY
     *table, totals = lines(result.stdout)
     assert table == [
         "SERVER  STATE     TRANSPORT  TOOLS  RESOURCES  PROMPTS  PROTOCOL    ERROR",
         "notes   READY     stdio      2/2    1          1        2026-07-28  -",
-        f"ghost   FAILED    stdio      0/0    0          0        -           {GHOST_FIX[:89]}…",
+        f"ghost   FAILED    stdio      0/0    0          0        -           {fix[:89]}…",
         "old     DISABLED  -          -      -          -        -           -",
-        f"ghost FAILED: {GHOST_FIX}",  # the cell cuts off the fix, so the whole reason follows the table
+        f"ghost FAILED: {fix}",  # the cell cuts off the fix, so the whole reason follows the table
     ]
     assert re.fullmatch(rf"{2 + len(BUILTIN_TOOLS)} tools \(~[\d,]+ tokens of tool list\)", totals)
+
+
+def test_servers_exits_0_when_every_enabled_server_is_ready_and_help_names_the_codes(notes_config):
+    ready = invoke("servers", "--config", notes_config)
+    helped = invoke("servers", "--help")
+
+    assert ready.exit_code == 0, ready.output
+    assert "Exit status: 0 when every enabled server is READY, 3 when one is not" in " ".join(helped.stdout.split())
 
 
 def test_servers_json_is_the_hubs_status_document(ghost_config):
@@ -155,9 +193,9 @@ def test_servers_json_is_the_hubs_status_document(ghost_config):
 
     status = json.loads(result.stdout)
     by_name = {s["name"]: s for s in status["servers"]}
-    assert result.exit_code == 0
+    assert result.exit_code == 3
     assert {n: s["state"] for n, s in by_name.items()} == {"notes": "READY", "ghost": "FAILED", "old": "DISABLED"}
-    assert by_name["ghost"]["error"] == GHOST_FIX
+    assert by_name["ghost"]["error"] == ghost_fix(ghost_config)
     assert (by_name["notes"]["tools"], by_name["notes"]["prompts"]) == (2, 1)
     assert status["totals"]["tools"] == 2 + len(BUILTIN_TOOLS)
 
@@ -224,6 +262,35 @@ def test_call_json_prints_the_whole_result_with_structured_content(notes_config)
     assert out["structuredContent"] == {"notes": [{"id": "groceries", "title": "Groceries", "body": "milk, eggs"}]}
 
 
+def test_call_takes_arguments_from_a_file_or_stdin_so_a_large_value_never_meets_the_shell(tmp_path, notes_config):
+    body = "line of a long note\n" * 20_000  # 400 KB: past what a command line holds
+    (tmp_path / "args.json").write_text(json.dumps({"title": "From a file", "body": body}))
+
+    from_file = invoke("call", "notes_create_note", "--args", f"@{tmp_path / 'args.json'}", "--config",
+                       notes_config, "--json")
+    from_stdin = invoke("call", "notes_create_note", "--args", "-", "--config", notes_config, "--json",
+                        stdin=json.dumps({"title": "From stdin", "body": "short"}))
+
+    assert (from_file.exit_code, from_stdin.exit_code) == (0, 0), from_file.output + from_stdin.output
+    assert json.loads(from_file.stdout)["structuredContent"]["id"] == "from-a-file"
+    assert json.loads(from_stdin.stdout)["structuredContent"]["id"] == "from-stdin"
+
+
+def test_args_from_a_missing_or_broken_file_exit_2_saying_what_is_wrong(tmp_path, notes_config):
+    (tmp_path / "broken.json").write_text('{\n  "title": "x",\n  "body": oops\n}\n')
+
+    missing = invoke("call", "notes_create_note", "--args", "@nowhere.json", "--config", notes_config)
+    broken = invoke("call", "notes_create_note", "--args", f"@{tmp_path / 'broken.json'}", "--config", notes_config)
+    empty_stdin = invoke("prompt", "notes_summarize_note", "--args", "-", "--config", notes_config, stdin="")
+
+    assert (missing.exit_code, broken.exit_code, empty_stdin.exit_code) == (2, 2, 2)
+    assert missing.stderr == ("error: --args @nowhere.json: no such file; give the path of a JSON file after @ "
+                              "(e.g. --args @args.json), or inline JSON\n")
+    assert broken.stderr == (f"error: --args @{tmp_path / 'broken.json'} is not valid JSON (Expecting value at "
+                             "line 3, column 11); example: --args '{\"query\": \"milk\"}'\n")
+    assert empty_stdin.stderr.startswith("error: --args - (stdin) is not valid JSON (Expecting value at column 1)")
+
+
 def test_call_with_arguments_that_break_the_schema_prints_each_bad_field_and_exits_1(notes_config):
     result = invoke("call", "notes_create_note", "--args", '{"title": 5}', "--config", notes_config)
 
@@ -254,8 +321,9 @@ def test_call_of_an_unknown_tool_exits_1_and_says_where_to_find_the_names(notes_
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == ("error: unknown tool 'notes_nope'; list the tools with `hermes-hub tools` "
-                             "(names are prefixed per server) (code -32602)\n")
+    assert result.stderr == ("error: unknown tool 'notes_nope'; call tools/list for the current names "
+                             "(each is prefixed by its server) (code -32602)\n"
+                             "hint: list the tools with `hermes-hub tools`\n")
 
 
 # -- resources, read, prompts, prompt ---------------------------------------------------------------------

@@ -202,15 +202,18 @@ async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_u
 async def test_a_result_over_the_size_limit_is_cut_with_a_marker_stating_the_original_size(tmp_path):
     async with hub_of({"toy": toy()}, max_result_bytes=10_000) as h, Client(h.server) as host:
         small = await host.call_tool("toy_big", {"size": 100})
-        cut = await host.call_tool("toy_big", {"size": 50_000})
+        cut = await host.call_tool("toy_big", {"size": 50_000})  # the SDK client checks the output schema
     assert small.content[0].text == "x" * 100
-    assert len(cut.content[0].text) < 10_000
+    assert len(cut.model_dump_json(by_alias=True, exclude_none=True)) <= 10_000
     marker = cut.content[-1].text
-    assert "result truncated" in marker and "over the hub's limit of 10,000" in marker
-    original = int(re.search(r"the original was ([\d,]+) bytes", marker).group(1).replace(",", ""))
+    assert "result truncated" not in marker and "over the hub's limit of 10,000" in marker
+    original = int(re.search(r"its result was ([\d,]+) bytes", marker).group(1).replace(",", ""))
     assert original > 50_000
-    # The tool has an output schema, and its structured copy had to go too: flagged so hosts don't reject it.
-    assert "the structured content" in marker and cut.is_error
+    # The call succeeded, and the result says so: a model must not call it again.
+    assert not cut.is_error and marker.startswith("[hermes-hub: The call succeeded (do not repeat it)")
+    # The structured copy keeps its shape (a shorter string), so hosts that check the output schema accept it.
+    assert set(cut.structured_content) == {"result"} and "x" * 1000 in cut.structured_content["result"]
+    assert "characters from 1 string of the structured content" in marker
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -10,7 +10,18 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.support import PROJECT, demo, free_port, process, served_hub, toy, wait_http, wait_port
+from tests.support import (
+    PROJECT,
+    demo,
+    free_port,
+    hub_env,
+    process,
+    served_hub,
+    stdio_hub,
+    toy,
+    wait_http,
+    wait_port,
+)
 
 pytestmark = pytest.mark.anyio
 ERAS = ["auto", "legacy"]
@@ -21,7 +32,7 @@ async def test_the_hub_serves_its_catalog_over_stdio_to_a_host_process(tmp_path,
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path)}}))
     hub = StdioServerParameters(command=sys.executable, args=["-m", "hermes_hub", "serve", "--stdio", "--config",
-                                                              str(cfg)], cwd=str(PROJECT))
+                                                              str(cfg)], cwd=str(PROJECT), env=hub_env())
     with anyio.fail_after(30):
         async with Client(hub, mode=mode) as host:
             # The hub answers at once and adds servers as they become ready: wait for notes.
@@ -85,10 +96,7 @@ async def test_serve_refuses_a_non_loopback_address_and_says_why(tmp_path):
 
 
 async def test_a_hub_is_a_valid_downstream_of_another_hub_and_names_accumulate_prefixes(tmp_path):
-    inner_cfg = tmp_path / "inner.json"
-    inner_cfg.write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path)}}))
-    inner = {"command": sys.executable, "args": ["-m", "hermes_hub", "serve", "--stdio", "--config", str(inner_cfg)],
-             "cwd": str(PROJECT)}
+    inner = stdio_hub({"mcpServers": {"notes": demo("notes", tmp_path)}}, tmp_path / "inner.json")
     async with served_hub({"mcpServers": {"home": inner}}, tmp_path) as url:
         with anyio.fail_after(30):
             async with Client(url) as host:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -12,6 +13,8 @@ from jsonschema.validators import validator_for
 
 log = logging.getLogger("hermes_hub.catalog")
 _FORMATS = FormatChecker()
+QUOTE_CHARS = 60  # of a bad value, quoted back to the model; the rest is summarised by its size
+PROBLEM_CHARS = 300  # one problem line, whatever the schema and the value
 
 
 class ArgumentCheck:
@@ -40,4 +43,23 @@ def _describe(error: Any) -> str:
         return f"{where}: {error.message}"
     expected = error.schema.get("description")
     hint = f" (expected: {expected})" if isinstance(expected, str) and len(expected) < 120 else ""
-    return f"{where}: {error.message}{hint}"
+    # jsonschema's message embeds repr(value): a 1 MB argument would come back (and be audited) whole.
+    message = error.message
+    whole = repr(error.instance)
+    if len(whole) > QUOTE_CHARS and whole in message:
+        message = message.replace(whole, quote(error.instance))
+    if len(message) > PROBLEM_CHARS:
+        message = f"{message[:PROBLEM_CHARS]}… ({len(message) - PROBLEM_CHARS:,} more characters)"
+    return f"{where}: {message}{hint}"
+
+
+def quote(value: Any) -> str:
+    """``value`` as Python would show it, cut to a readable head followed by its size when long."""
+    whole = repr(value)
+    if len(whole) <= QUOTE_CHARS:
+        return whole
+    if isinstance(value, str):
+        size = f"{len(value):,} characters"
+    else:
+        size = f"{len(json.dumps(value, ensure_ascii=False, default=str)):,} characters of JSON"
+    return f"{whole[:QUOTE_CHARS]}… ({size} in all)"

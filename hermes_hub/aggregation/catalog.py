@@ -227,7 +227,7 @@ class Catalog:
                 outcome.refused(str(waiting) if waiting else "unknown tool")
                 if waiting:
                     return error_result(str(waiting))
-                raise UnknownName("tool", name, "list the tools with `hermes-hub tools` (names are prefixed per server)")
+                raise UnknownName("tool", name, "call tools/list for the current names (each is prefixed by its server)")
             result = await self._forward(entry, name, arguments or {}, ctx)
             if isinstance(result, types.CallToolResult):
                 outcome.result_size = rough_size(result)
@@ -265,7 +265,7 @@ class Catalog:
         require(ctx)
         mount, original = self._route_uri(uri)
         if not mount.serves(ctx.caller):
-            raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
+            raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
         result = await mount.source.read_resource(original, ctx)
         contents = [c.model_copy(update={"uri": uri}) if c.uri == original else c for c in result.contents]
         return result.model_copy(update={"contents": contents})
@@ -276,7 +276,7 @@ class Catalog:
         require(ctx)
         mount, original = self._route_uri(uri)
         if not mount.serves(ctx.caller):
-            raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
+            raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
         subscribe = getattr(mount.source, "subscribe_resource", None)
         if subscribe is None:
             raise DownstreamError(mount.source.name, "its resources cannot be subscribed to; read them again "
@@ -297,7 +297,7 @@ class Catalog:
         if entry is None:
             if waiting := self._not_ready_owner(name):
                 raise waiting
-            raise UnknownName("prompt", name, "list the prompts with `hermes-hub prompts`")
+            raise UnknownName("prompt", name, "call prompts/list for the current names")
         return await entry.mount.source.get_prompt(entry.original, arguments, ctx)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
@@ -344,7 +344,7 @@ class Catalog:
         if waiting := [m for m, _ in candidates if not m.source.ready and m.namespace.prefix]:
             raise ServerNotReady(waiting[0].source.name, waiting[0].source.describe_state(),
                                  getattr(waiting[0].source, "error", None))
-        raise UnknownName("resource", uri, "list them with `hermes-hub resources`")
+        raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
 
 
 def _first_text(result: types.CallToolResult) -> str:

@@ -51,7 +51,7 @@ def audit_items(get_store: Callable[[], Awaitable[Store]], reload: Callable[[], 
             return _error(str(e))
 
     async def query_text(ctx: CallContext) -> str:
-        return json.dumps({"calls": await rows({}, ctx.caller)}, indent=2)
+        return json.dumps({"calls": await rows({}, ctx.caller)}, indent=2, ensure_ascii=False)
 
     async def reload_tool(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:

@@ -81,11 +81,11 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
 
     async def list_text(ctx: CallContext) -> str:
         page = await get().list(ctx.caller.user_id, limit=200)
-        return json.dumps(page.model_dump(mode="json"), indent=2)
+        return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
 
     async def transcript(params: dict[str, str], ctx: CallContext) -> str:
         page = await get().history(ctx.caller.user_id, params["session_id"], limit=200)
-        return json.dumps(page.model_dump(mode="json"), indent=2)
+        return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
 
     return [
         _tool("session_create", "Start a new conversation session; returns its id.",

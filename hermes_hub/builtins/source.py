@@ -116,5 +116,5 @@ class Builtins:
 def json_result(data: Any) -> types.CallToolResult:
     """A tool result carrying ``data`` both as JSON text and as structured content."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(data, indent=2))], structured_content=data
+        content=[types.TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))], structured_content=data
     )

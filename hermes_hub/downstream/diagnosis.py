@@ -36,15 +36,15 @@ def gone(cfg: ServerConfig, link: Link) -> str:
 
 
 def explain(name: str, cfg: ServerConfig, link: Link, exc: BaseException) -> str:
-    """Why an attempt to connect failed with ``exc``, ending with what to check in hub.json."""
+    """Why an attempt to connect failed with ``exc``, ending with what to check in the config file."""
     exc = unwrap(exc)
     where = f"mcpServers.{name}"
     if isinstance(exc, CommandNotFound):
-        return f"{exc}; check {where}.{exc.key} in hub.json"
+        return f"{exc}; check {where}.{exc.key} in {cfg.config_file}"
     if isinstance(exc, PermissionError | FileNotFoundError):
-        return f"cannot start {cfg.command!r}: {exc.strerror}; check {where}.command in hub.json"
+        return f"cannot start {cfg.command!r}: {exc.strerror}; check {where}.command in {cfg.config_file}"
     if link.exited_on_its_own:
-        return f"exited during startup ({gone(cfg, link)}); check {where}.command and .args in hub.json"
+        return f"exited during startup ({gone(cfg, link)}); check {where}.command and .args in {cfg.config_file}"
     if isinstance(exc, MCPError):
         return f"handshake failed: {exc.message} (code {exc.code}); is {where} an MCP server? try mode \"legacy\""
     if cfg.transport != "stdio":
