@@ -337,9 +337,11 @@ def test_resources_lists_resources_and_templates_with_their_server(notes_config)
         "URI                                 SERVER  NAME",
         "hub://hermes/status                 hermes  hub_status",
         "hub://hermes/sessions               hermes  sessions",
+        "hub://hermes/memory                 hermes  memory",
         "hub://hermes/audit                  hermes  audit",
         "notes://notes/note/groceries        notes   groceries",
         "hub://hermes/sessions/{session_id}  hermes  session transcript (template)",
+        "hub://hermes/memory/{memory_id}     hermes  memory (template)",
         "notes://notes/note/{id}             notes   note (template)",
     ]
 
