@@ -13,6 +13,7 @@ import pytest
 from hermes_hub.config import (
     AuthSection,
     HubSection,
+    MemorySection,
     ServerConfig,
     StorageSection,
     TokenEntry,
@@ -29,7 +30,7 @@ def blocks(lang: str) -> list[str]:
 
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
-    sections = (ServerConfig, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry)
+    sections = (ServerConfig, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection)
     keys = {key for section in sections for key in section.model_fields}
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in README]
     assert missing == []
