@@ -36,6 +36,7 @@ from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
+from hermes_hub.downstream.era import EraClient
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.logs import LogRelay
@@ -143,7 +144,7 @@ class Connection:
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.cfg.startup_timeout)
         try:
             with scope:
-                async with Client(
+                async with EraClient(  # mode "auto": the handshake first (era.py)
                     open_transport(self.name, self.cfg, self.base_dir, self.link),
                     mode=self.cfg.mode,
                     cache=None,
