@@ -15,7 +15,8 @@ see interop/README.md "Protocol eras"):
   ``initialize``: same round trips as ``"legacy"`` for every server that accepts it, and one more
   (``server/discover`` on the same connection) for a server that refuses it.
 
-``"legacy"`` and a pinned version (``"2026-07-28"``) keep the SDK's behaviour.
+``"legacy"`` keeps the SDK's handshake; a pinned version (``"2026-07-28"``) skips the handshake and asks
+``server/discover`` at that version for the server's capabilities.
 """
 
 from __future__ import annotations
@@ -65,20 +66,24 @@ def _supported(data: Any) -> list[str]:
 
 
 class EraClient(Client):
-    """``mcp.Client`` whose ``mode="auto"`` prefers the handshake (see the module doc)."""
+    """``mcp.Client`` whose ``mode="auto"`` prefers the handshake (see the module doc), and whose pinned
+    2026 version learns the server's real capabilities (the SDK's pin assumes none: no tools listed)."""
 
     async def __aenter__(self) -> EraClient:
-        if self.mode != "auto":
+        if self.mode == "legacy":
             await super().__aenter__()
             return self
-        # Client.__aenter__ with handshake_first in place of the SDK's discover-first probe (mcp 2.3;
-        # tests/interop/test_eras.py checks the era chosen for each kind of server).
+        # Client.__aenter__ with our negotiation in place of the SDK's (mcp 2.3; tests/interop/test_eras.py
+        # checks the era and the tools the hub gets from each kind of server).
         if self._entered:
             raise RuntimeError("Client is already entered; cannot reenter")
         self._entered = True
         async with AsyncExitStack() as exit_stack:
             session = await exit_stack.enter_async_context(await self._build_session(exit_stack))
-            await handshake_first(session)
+            if self.mode == "auto":
+                await handshake_first(session)
+            else:
+                session.adopt(types.DiscoverResult.model_validate(await session.send_discover(self.mode)))
             self._session = session
             self._exit_stack = exit_stack.pop_all()
         return self
