@@ -70,3 +70,18 @@ async def test_a_server_pushing_its_elicitation_reaches_hosts_of_both_eras_in_au
                 result = await host.call_tool("toy_confirm", {"question": "Ship it?"})
     assert asked == ["Ship it?"]
     assert result.content[0].text == "accept: True"
+
+
+@pytest.mark.parametrize("mode, tool", [("auto", "grow_session"), ("legacy", "grow_session"),
+                                        ("2026-07-28", "grow_bus")])
+async def test_a_tool_the_server_adds_reaches_hosts_when_announced_on_the_channel_of_the_era_spoken(mode, tool):
+    server = stdio([sys.executable, "-m", "tests.fixtures.announcing_server"], mode=mode, prefix="")
+    async with Hub(parse_config({"mcpServers": {"a": server}})) as hub:
+        with anyio.fail_after(30):
+            await hub.wait_settled(30)
+            async with Client(hub.server) as host:
+                added = (await host.call_tool(tool, {})).content[0].text
+                while added not in {t.name for t in (await host.list_tools()).tools}:
+                    await anyio.sleep(0.05)  # poll interval only; bounded by fail_after
+                result = await host.call_tool(added, {})
+    assert result.content[0].text == added
