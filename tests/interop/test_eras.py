@@ -47,11 +47,13 @@ async def test_auto_speaks_the_handshake_to_servers_that_accept_it_and_2026_to_s
                     echoed = {name: await host.call_tool(f"{name}_echo", {"text": name})
                               for name in servers if name != "legacy"}
             status = {s["name"]: (s["state"], s["protocol_version"], s["era"]) for s in hub.status()["servers"]}
+            refused = hub.pool.connections["legacy"].error
     handshake, modern_era = ("READY", "2025-11-25", "handshake"), ("READY", "2026-07-28", "2026-07-28")
     assert {name: status[name] for name in servers if name != "legacy"} == {
         "dual_stdio": handshake, "dual_http": handshake,
         "modern_stdio": modern_era, "modern_http": modern_era, "pinned": modern_era}
     assert status["legacy"][0] in ("RESTARTING", "CRASH_LOOP")  # "legacy" keeps insisting on the handshake
+    assert refused.startswith("handshake failed: ") and refused.endswith('try mode "auto"')
     assert {name: r.content[0].text for name, r in echoed.items()} == {name: name for name in echoed}
 
 
