@@ -49,8 +49,9 @@ class _Pending:
 
 
 class Bridge:
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, why_lost: Callable[[], str] = lambda: "the connection ended") -> None:
         self.server = server
+        self.why_lost = why_lost  # what happened to the connection, for calls parked when it ends
         self._pending: dict[str, _Pending] = {}
         self._tg: TaskGroup | None = None
 
@@ -83,6 +84,10 @@ class Bridge:
                     pend.result = await run()
             except Exception as e:  # handed to whoever waits for this call
                 pend.error = e
+            except anyio.get_cancelled_exc_class():  # the connection ended under the parked call
+                pend.error = DownstreamError(self.server, f"connection lost during the request: {self.why_lost()}",
+                                             types.CONNECTION_CLOSED)
+                raise
             finally:
                 CALLER.reset(token)
                 pend.done.set()

@@ -89,7 +89,7 @@ class Connection:
         self._relist = anyio.Event()
         self.logs = LogRelay(name)  # log messages during a call go to the calling host
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
-        self.bridge = Bridge(name)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
+        self.bridge = Bridge(name, self._gone)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
         self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
         self.health = HealthCheck(name, cfg)
         self._backoff = Backoff(cfg.backoff_initial, cfg.backoff_max, cfg.stable_after, cfg.crash_loop_after)
