@@ -32,7 +32,7 @@ Result = types.CallToolResult | types.InputRequiredResult
 class _Pending:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
-    asked: anyio.Event = field(default_factory=anyio.Event)
+    wake: anyio.Event = field(default_factory=anyio.Event)  # a request was pushed, or the call ended
     questions: list[tuple[str, Any]] = field(default_factory=list)  # (key, request) not yet sent up
     answers: dict[str, Any] = field(default_factory=dict)  # key -> stream the parked push waits on
     result: types.CallToolResult | None = None
@@ -43,7 +43,7 @@ class _Pending:
         send, receive = anyio.create_memory_object_stream[Any](1)
         self.answers[key] = send
         self.questions.append((key, request))
-        self.asked.set()
+        self.wake.set()
         async with receive:
             return await receive.receive()
 
@@ -91,6 +91,7 @@ class Bridge:
             finally:
                 CALLER.reset(token)
                 pend.done.set()
+                pend.wake.set()
 
         self._tg.start_soon(runner)
         return await self._next(pid, pend)
@@ -107,15 +108,9 @@ class Bridge:
 
     async def _next(self, pid: str, pend: _Pending) -> Result:
         """Wait until the call finishes (its result) or pushes a request (one round for the host)."""
-        async with anyio.create_task_group() as tg:
-            async def until(event: anyio.Event) -> None:
-                await event.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(until, pend.done)
-            tg.start_soon(until, pend.asked)
+        await pend.wake.wait()
         if pend.questions and not pend.done.is_set():
-            pend.asked = anyio.Event()
+            pend.wake = anyio.Event()
             asks, pend.questions = dict(pend.questions), []
             self._expire_later(pid, pend)
             return types.InputRequiredResult(input_requests=asks, request_state=STATE_PREFIX + pid)
