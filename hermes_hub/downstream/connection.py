@@ -36,7 +36,7 @@ from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
-from hermes_hub.downstream.era import EraClient
+from hermes_hub.downstream.era import EraClient, back_channel
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.logs import LogRelay
@@ -147,6 +147,7 @@ class Connection:
                 async with EraClient(  # mode "auto": the handshake first (era.py)
                     open_transport(self.name, self.cfg, self.base_dir, self.link),
                     mode=self.cfg.mode,
+                    back_channel=back_channel(self.cfg, self.link),
                     cache=None,
                     # handshake and listings: bounded like start-up; tool calls have their own Deadline
                     read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),

@@ -1,7 +1,8 @@
 """Which protocol era ``mode: "auto"`` speaks to each kind of downstream server (hermes_hub/downstream/era.py).
 
 Servers that accept the handshake get it (they can push requests and honour subscriptions only
-there); a server that speaks only 2026-07-28 is still reached, on the same connection.
+there); a server that speaks only 2026-07-28 is still reached, on the same connection; a stateless
+HTTP server, whose handshake has no channel for pushed requests, is spoken to at 2026-07-28.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests.support import PROJECT, free_port, process, toy, wait_port
 pytestmark = pytest.mark.anyio
 MODERN = [sys.executable, "-m", "tests.fixtures.modern_server"]
 TOY = [sys.executable, "-m", "tests.fixtures.toy_server"]
+STATELESS = [sys.executable, "-m", "tests.fixtures.stateless_server"]
 
 
 def stdio(argv: list[str], **extra: Any) -> dict[str, Any]:
@@ -87,3 +89,26 @@ async def test_a_tool_the_server_adds_reaches_hosts_when_announced_on_the_channe
                     await anyio.sleep(0.05)  # poll interval only; bounded by fail_after
                 result = await host.call_tool(added, {})
     assert result.content[0].text == added
+
+
+@pytest.mark.parametrize("host_mode", ["auto", "legacy"])
+async def test_a_stateless_http_server_is_spoken_to_at_2026_so_its_returned_elicitation_reaches_hosts(
+        tmp_path, host_mode):
+    asked: list[str] = []
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    port = free_port()
+    with process([*STATELESS, "--http", str(port)], tmp_path / "stateless.log") as server:
+        with anyio.fail_after(30):
+            await wait_port(port, server, tmp_path / "stateless.log")
+        async with Hub(parse_config({"mcpServers": {"sl": {"url": f"http://127.0.0.1:{port}/mcp"}}})) as hub:
+            with anyio.fail_after(30):
+                await hub.wait_settled(30)
+                async with Client(hub.server, mode=host_mode, elicitation_callback=on_elicit) as host:
+                    result = await host.call_tool("sl_approve", {"item": "the plan"})
+            era = hub.pool.connections["sl"].protocol_version
+    assert era == "2026-07-28"
+    assert asked == ["Approve the plan?"] and result.content[0].text == "the plan: approved"
