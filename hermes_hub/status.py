@@ -8,6 +8,7 @@ from typing import Any
 from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.config import HubConfig
 from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.era import era
 
 
 def server_status(conn: Connection, catalog: Catalog) -> dict[str, Any]:
@@ -18,6 +19,7 @@ def server_status(conn: Connection, catalog: Catalog) -> dict[str, Any]:
         "transport": conn.cfg.transport,
         "seconds_in_state": round(time.time() - conn.since, 1),
         "protocol_version": conn.protocol_version,
+        "era": era(conn.protocol_version),  # "handshake" or the 2026 version: how `mode` came out
         "server_info": conn.server_info.name if conn.server_info else None,
         "tools": len(conn.tools),
         "tools_exposed": exposed,

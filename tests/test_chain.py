@@ -57,7 +57,9 @@ async def test_an_elicitation_a_2026_server_returns_as_input_required_reaches_ho
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"ok": True})
 
-    async with Hub(parse_config({"mcpServers": {"toy": toy()}})) as hub:
+    modern = {"command": sys.executable, "args": ["-m", "tests.fixtures.modern_server", "--name", "toy"],
+              "cwd": str(PROJECT)}  # the toy server, refusing the handshake
+    async with Hub(parse_config({"mcpServers": {"toy": modern}})) as hub:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
             assert hub.pool.connections["toy"].protocol_version == "2026-07-28"

@@ -172,7 +172,7 @@ def test_servers_shows_each_state_and_count_and_a_failed_servers_reason_in_full_
     *table, totals = lines(result.stdout)
     assert table == [
         "SERVER  STATE     TRANSPORT  TOOLS  RESOURCES  PROMPTS  PROTOCOL    ERROR",
-        "notes   READY     stdio      2/2    1          1        2026-07-28  -",
+        "notes   READY     stdio      2/2    1          1        2025-11-25  -",
         f"ghost   FAILED    stdio      0/0    0          0        -           {fix[:89]}…",
         "old     DISABLED  -          -      -          -        -           -",
         f"ghost FAILED: {fix}",  # the cell cuts off the fix, so the whole reason follows the table
@@ -497,7 +497,7 @@ async def test_url_talks_to_a_running_hub_and_servers_uses_its_status_tool(tmp_p
     assert servers.exit_code == 0
     assert lines(servers.stdout)[:2] == [
         "SERVER  STATE  TRANSPORT  TOOLS  RESOURCES  PROMPTS  PROTOCOL    ERROR",
-        "notes   READY  stdio      2/2    1          1        2026-07-28  -",
+        "notes   READY  stdio      2/2    1          1        2025-11-25  -",
     ]
     assert lines(tools.stdout) == ["TOOL                SERVER  DESCRIPTION", *NOTES_TOOLS]
     assert json.loads(call.stdout)["notes"][0]["id"] == "groceries"

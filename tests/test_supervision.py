@@ -138,7 +138,7 @@ async def test_a_server_whose_command_or_cwd_is_missing_stays_failed_without_ret
     assert errors["lost"] == f"cwd '{tmp_path / 'nowhere'}' is not a directory; check mcpServers.lost.cwd in hub.json"
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 async def test_a_child_that_stops_answering_is_marked_degraded_by_health_checks_and_restarted(mode, caplog):
     caplog.set_level(logging.WARNING, logger="hermes_hub")
     seen: list[str] = []

@@ -35,7 +35,7 @@ class _Pending:
     current: CallContext  # the host request waiting now: where progress and logs go
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
-    asked: anyio.Event = field(default_factory=anyio.Event)
+    wake: anyio.Event = field(default_factory=anyio.Event)  # a request was pushed, or the call ended
     questions: list[tuple[str, Any]] = field(default_factory=list)  # (key, request) not yet sent up
     answers: dict[str, Any] = field(default_factory=dict)  # key -> stream the parked push waits on
     result: types.CallToolResult | None = None
@@ -46,7 +46,7 @@ class _Pending:
         send, receive = anyio.create_memory_object_stream[Any](1)
         self.answers[key] = send
         self.questions.append((key, request))
-        self.asked.set()
+        self.wake.set()
         async with receive:
             return await receive.receive()
 
@@ -74,8 +74,9 @@ class _Pending:
 
 
 class Bridge:
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, why_lost: Callable[[], str] = lambda: "the connection ended") -> None:
         self.server = server
+        self.why_lost = why_lost  # what happened to the connection, for calls parked when it ends
         self._pending: dict[str, _Pending] = {}
         self._tg: TaskGroup | None = None
 
@@ -107,12 +108,16 @@ class Bridge:
                     pend.result = await run(parked)
             except Exception as e:  # handed to whoever waits for this call
                 pend.error = e
+            except anyio.get_cancelled_exc_class():  # the connection ended under the parked call
+                pend.error = DownstreamError(self.server, f"connection lost during the request: {self.why_lost()}; "
+                                             f"the call was cancelled, call the tool again", types.CONNECTION_CLOSED)
+                raise
             finally:
-                if pend.result is None and pend.error is None:  # cancelled: the connection went away
-                    pend.error = DownstreamError(
-                        self.server, "the server stopped or restarted while the call waited for an answer "
-                        "from the host; the call was cancelled, call the tool again")
+                if pend.result is None and pend.error is None:  # expired: nobody answered the host's round
+                    pend.error = DownstreamError(self.server, "nobody answered the call's question in time; the call "
+                                                 "was cancelled, call the tool again")
                 pend.done.set()
+                pend.wake.set()
 
         self._tg.start_soon(runner)
         return await self._next(pid, pend)
@@ -133,15 +138,9 @@ class Bridge:
 
     async def _next(self, pid: str, pend: _Pending) -> Result:
         """Wait until the call finishes (its result) or pushes a request (one round for the host)."""
-        async with anyio.create_task_group() as tg:
-            async def until(event: anyio.Event) -> None:
-                await event.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(until, pend.done)
-            tg.start_soon(until, pend.asked)
+        await pend.wake.wait()
         if pend.questions and not pend.done.is_set():
-            pend.asked = anyio.Event()
+            pend.wake = anyio.Event()
             asks, pend.questions = dict(pend.questions), []
             self._expire_later(pid, pend)
             return types.InputRequiredResult(input_requests=asks, request_state=STATE_PREFIX + pid)

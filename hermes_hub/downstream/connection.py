@@ -37,6 +37,7 @@ from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
+from hermes_hub.downstream.era import EraClient, back_channel
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.logs import LogRelay
@@ -88,7 +89,7 @@ class Connection:
         self._relist = anyio.Event()
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
         self.logs = LogRelay(name, self.relay)  # ... and so do log messages during a call
-        self.bridge = Bridge(name)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
+        self.bridge = Bridge(name, self._gone)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
         self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
         self.health = HealthCheck(name, cfg)
         self._backoff = Backoff(cfg.backoff_initial, cfg.backoff_max, cfg.stable_after, cfg.crash_loop_after)
@@ -143,9 +144,10 @@ class Connection:
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.cfg.startup_timeout)
         try:
             with scope:
-                async with Client(
+                async with EraClient(  # mode "auto": the handshake first (era.py)
                     open_transport(self.name, self.cfg, self.base_dir, self.link),
                     mode=self.cfg.mode,
+                    back_channel=back_channel(self.cfg, self.link),
                     cache=None,
                     # handshake and listings: bounded like start-up; tool calls have their own Deadline
                     read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),

@@ -46,7 +46,8 @@ def explain(name: str, cfg: ServerConfig, link: Link, exc: BaseException) -> str
     if link.exited_on_its_own:
         return f"exited during startup ({gone(cfg, link)}); check {where}.command and .args in {cfg.config_file}"
     if isinstance(exc, MCPError):
-        return f"handshake failed: {exc.message} (code {exc.code}); is {where} an MCP server? try mode \"legacy\""
+        other = {"legacy": "auto", "auto": "2026-07-28"}.get(cfg.mode, "auto")  # the mode not tried yet
+        return f"handshake failed: {exc.message} (code {exc.code}); is {where} an MCP server? try mode \"{other}\""
     if cfg.transport != "stdio":
         return f"cannot reach {cfg.url}: {type(exc).__name__}: {exc}; check {where}.url and that it is up"
     return f"{type(exc).__name__}: {exc}{tail(link)}"

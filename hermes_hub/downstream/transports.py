@@ -46,6 +46,7 @@ class Link:
     exited_on_its_own: bool = False  # the child died before the hub asked it to stop
     hung: bool = False  # it stopped answering: stop it without waiting for it to read its stdin's end
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
+    http_session: bool = False  # a streamable-HTTP server gave an Mcp-Session-Id (it can push requests)
 
 
 class CommandNotFound(OSError):
@@ -71,7 +72,12 @@ def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link):
 @asynccontextmanager
 async def _remote(cfg: ServerConfig, link: Link) -> AsyncIterator[tuple]:
     assert cfg.url
-    http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)))
+
+    async def note_session(response: httpx2.Response) -> None:
+        link.http_session = link.http_session or "mcp-session-id" in response.headers
+
+    http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
+                              event_hooks={"response": [note_session]})
     async with http:
         transport = sse_client(cfg.url, headers=cfg.headers) if cfg.transport == "sse" else (
             streamable_http_client(cfg.url, http_client=http)

@@ -1,14 +1,21 @@
-"""The MCP conformance suite (0.1.16, server scenarios, Node 22) against the hub's HTTP endpoint.
+"""The MCP conformance suite (0.1.16, server scenarios, Node 22) against the hub's HTTP endpoint,
+scenario by scenario against the same server directly, for each downstream ``mode``.
 
-The hub aggregates interop/conformance-server.mjs at prefix "" (so the suite's fixture names are
-the public names); the suite runs against that server directly and through the hub in the same
-test, and every scenario that passes directly must pass through the hub, except the known gaps below.
+Three targets, each served to the hub at prefix "" (so the suite's fixture names are the public names):
+- "python": tests/fixtures/conformance_server.py, an ``mcp`` 2.3 ``MCPServer`` whose tools push their
+  sampling and elicitation requests and which serves resources/subscribe, as a stdio child;
+- "typescript": interop/conformance-server.mjs (SDK 1.32, handshake era only), over HTTP;
+- "python-via-hub": the Python server behind a second hub (a stdio child of the first).
+"Directly" is the server itself over streamable HTTP. Every scenario that passes directly must pass
+through the hub; the only exceptions are the entries of NOT_YET_RELAYED, which must still fail.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp.types as types
@@ -24,38 +31,71 @@ from tests.interop.conftest import (
     require,
     run,
 )
-from tests.support import free_port, process, served_hub, wait_port
+from tests.support import PROJECT, free_port, process, served_hub, wait_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 ERAS = ["auto", "legacy"]
-
-# Scenarios that pass directly but may not through the hub, with the reason. Empty: the hub relays
-# everything the suite checks, including sampling/elicitation requests sent back during tools/call.
-NOT_YET_RELAYED: set[str] = set()  # every scenario passes through the hub (sampling and elicitation are relayed)
+TARGETS = ["python", "typescript", "python-via-hub"]
 SCENARIOS = 32  # `conformance list --server`, suite "all"
+
+# (target, mode) -> {scenario: why it passes directly but not through the hub}. Today every scenario
+# of every target passes through the hub in both modes. An entry here must be a scenario that passes
+# directly and fails through the hub: the test fails on a new loss and on an entry that now passes.
+NOT_YET_RELAYED: dict[tuple[str, str], dict[str, str]] = {}
+PYTHON_SERVER = [sys.executable, "-m", "tests.fixtures.conformance_server"]
+
+
+def hub_entry(target: str, mode: str, direct: dict[str, str], tmp: Path) -> dict[str, Any]:
+    """The hub.json entry that serves ``target`` to the hub in ``mode``."""
+    if target == "typescript":
+        return {"type": "http", "url": direct["typescript"], "prefix": "", "mode": mode}
+    python = {"command": PYTHON_SERVER[0], "args": PYTHON_SERVER[1:], "cwd": str(PROJECT), "prefix": "", "mode": mode}
+    if target == "python":
+        return python
+    inner = tmp / f"inner-{mode}.json"  # the inner hub talks to the server in the same mode
+    inner.write_text(json.dumps({"mcpServers": {"conf": python}}))
+    return {"command": sys.executable, "args": ["-m", "hermes_hub", "serve", "--stdio", "--config", str(inner)],
+            "cwd": str(PROJECT), "env": {"HERMES_DATA_DIR": str(tmp / f"inner-data-{mode}")}, "prefix": "",
+            "mode": mode}
 
 
 @pytest.fixture(scope="module")
-async def urls(tmp_path_factory):
-    """(direct, through the hub): the conformance target, and a hub serving it at prefix ""."""
+async def direct(tmp_path_factory):
+    """{target: URL}: each conformance server over streamable HTTP, for the whole module."""
     require(CONFORMANCE_SERVER)
-    tmp = tmp_path_factory.mktemp("conformance")
-    port, log = free_port(), tmp / "conformance-server.log"
-    with process([node(), str(CONFORMANCE_SERVER), "--port", str(port)], log) as target:
+    tmp = tmp_path_factory.mktemp("direct")
+    ts_port, py_port = free_port(), free_port()
+    with process([node(), str(CONFORMANCE_SERVER), "--port", str(ts_port)], tmp / "typescript.log") as ts, \
+            process([*PYTHON_SERVER, "--http", str(py_port)], tmp / "python.log") as py:
         with anyio.fail_after(30):
-            await wait_port(port, target, log)
-        direct = f"http://127.0.0.1:{port}/mcp"
-        async with served_hub({"mcpServers": {"conf": {"type": "http", "url": direct, "prefix": ""}}}, tmp) as hub:
-            yield direct, hub
+            await wait_port(ts_port, ts, tmp / "typescript.log")
+            await wait_port(py_port, py, tmp / "python.log")
+        python = f"http://127.0.0.1:{py_port}/mcp"
+        yield {"typescript": f"http://127.0.0.1:{ts_port}/mcp", "python": python, "python-via-hub": python}
 
 
-async def conformance(url: str, out: Path, results: dict[str, dict[str, str]], key: str) -> None:
-    """Run every server scenario against ``url``; ``results[key]`` = {scenario: "pass" | "fail"}."""
+@pytest.fixture(scope="module")
+def direct_results() -> dict[str, dict[str, str]]:
+    """The suite's verdicts for each server directly, run once per module (by the first test that needs them)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+async def urls(direct, tmp_path_factory):
+    """(direct, through the hub) for the TypeScript server, with the hub in the default mode."""
+    tmp = tmp_path_factory.mktemp("conformance")
+    async with served_hub({"mcpServers": {"conf": {"type": "http", "url": direct["typescript"], "prefix": ""}}},
+                          tmp) as hub:
+        yield direct["typescript"], hub
+
+
+async def conformance(url: str, out: Path) -> dict[str, str]:
+    """Run every server scenario against ``url``: {scenario: "pass" | "fail"}."""
     require(NODE22, CONFORMANCE, CONFORMANCE_SH)
     done = await run(["bash", str(CONFORMANCE_SH), url, str(out), "--suite", "all"], timeout=300)
     summary = out / "summary.json"
     assert summary.exists(), f"conformance.sh wrote no summary (exit {done.code}):\n{done.err[-3000:]}"
-    results[key] = json.loads(summary.read_text())
+    return json.loads(summary.read_text())
 
 
 def why(out: Path, scenario: str) -> str:
@@ -67,22 +107,34 @@ def why(out: Path, scenario: str) -> str:
     return "; ".join(lines) or "no checks.json"
 
 
-async def test_every_conformance_scenario_that_passes_directly_passes_through_the_hub(urls, tmp_path):
-    direct_url, hub_url = urls
-    results: dict[str, dict[str, str]] = {}
-    with anyio.fail_after(300):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(conformance, direct_url, tmp_path / "direct", results, "direct")
-            tg.start_soon(conformance, hub_url, tmp_path / "hub", results, "hub")
-    direct, hub = results["direct"], results["hub"]
-    passing = {s for s, r in direct.items() if r == "pass"}
-    failing_directly = {s: why(tmp_path / "direct", s) for s in direct if s not in passing}
-    assert len(direct) == SCENARIOS and not failing_directly, f"the target itself fails: {failing_directly}"
+def table(target: str, mode: str, direct: dict[str, str], hub: dict[str, str]) -> str:
+    """One line per scenario, for the failure message and interop/README.md."""
+    rows = [f"{s:34} direct={direct.get(s, '-'):4} hub={hub.get(s, '-')}" for s in sorted(direct | hub)]
+    passed = sum(r == "pass" for r in hub.values())
+    return f"{target}, mode {mode!r}: {passed}/{len(hub)} through the hub\n" + "\n".join(rows)
 
+
+@pytest.mark.parametrize("mode", ERAS)
+@pytest.mark.parametrize("target", TARGETS)
+async def test_every_conformance_scenario_that_passes_directly_passes_through_the_hub(
+        direct, direct_results, target, mode, tmp_path):
+    with anyio.fail_after(300):
+        if target not in direct_results:
+            direct_results[target] = await conformance(direct[target], tmp_path / "direct")
+        async with served_hub({"mcpServers": {"conf": hub_entry(target, mode, direct, tmp_path)}}, tmp_path) as url:
+            hub = await conformance(url, tmp_path / "hub")
+    verdicts = direct_results[target]
+    passing = {s for s, r in verdicts.items() if r == "pass"}
+    assert len(verdicts) == SCENARIOS and len(passing) == SCENARIOS, \
+        f"the {target} server itself fails directly: {sorted(set(verdicts) - passing)}"
+    print(table(target, mode, verdicts, hub))
+
+    expected = NOT_YET_RELAYED.get((target, mode), {})
+    assert set(expected) <= passing, f"NOT_YET_RELAYED names scenarios that do not pass directly: {expected}"
     lost = {s: why(tmp_path / "hub", s) for s in sorted(passing) if hub.get(s) != "pass"}
-    unexpected = {s: reason for s, reason in lost.items() if s not in NOT_YET_RELAYED}
+    unexpected = {s: reason for s, reason in lost.items() if s not in expected}
     assert not unexpected, f"passes directly but not through the hub: {json.dumps(unexpected, indent=2)}"
-    now_relayed = NOT_YET_RELAYED - set(lost)
+    now_relayed = set(expected) - set(lost)
     assert not now_relayed, f"now pass through the hub: remove {sorted(now_relayed)} from NOT_YET_RELAYED"
 
 
