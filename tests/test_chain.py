@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -10,7 +11,7 @@ import pytest
 from mcp import Client
 
 from tests import support
-from tests.support import served_hub, toy
+from tests.support import PROJECT, served_hub, toy
 
 pytestmark = pytest.mark.anyio
 
