@@ -79,11 +79,11 @@ class Indexer:
         return busy
 
     async def _terms(self) -> bool:
-        rows = await self.store.unindexed("messages", TERMS_MARK, TERMS_BATCH)
+        rows = await self.store.unindexed_messages(TERMS_MARK, TERMS_BATCH)
         if not rows:
             return False
-        await self.store.index_message_terms([(pk, index_text(text)) for pk, _, text in rows], mark=TERMS_MARK,
-                                             last_pk=rows[-1][0])
+        await self.store.index_message_terms([(pk, index_text(text), index_text(prev)) for pk, _, text, prev in rows],
+                                             mark=TERMS_MARK, last_pk=rows[-1][0])
         return True
 
     async def _vectors(self, source: str) -> bool:

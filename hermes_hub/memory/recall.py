@@ -24,10 +24,12 @@ from hermes_hub.storage import Store
 from hermes_hub.storage.records import MemoryRecord, RankedRow
 from hermes_hub.storage.terms import match_query
 
-RRF_K = 60
+RRF_K = 10  # small: the top of each list matters most (measured on LoCoMo dev: 60 lost 0.07 recall@10)
 CANDIDATES = 60  # per list: enough that filtering (superseded, time) still leaves ``limit``
 LEXICAL_WEIGHT = 1.0
-VECTOR_WEIGHT = 1.0
+# A stored memory is one self-contained statement, which vectors match well; a chat message is often
+# a short reply ("same here!") whose meaning sits in its context, which the lexical index carries.
+VECTOR_WEIGHT = {"memories": 1.0, "messages": 0.6}
 RECENCY_SHARE = 0.3  # how much of a memory's score depends on its age
 IN_WINDOW_BOOST = 1.5  # an item inside the time a question names ("last week")
 
@@ -104,7 +106,7 @@ async def _ranked_lists(store: Store, indexer: Indexer, user_id: str, q: RecallQ
             table = indexer.table(source)
             if wanted in q.sources and table is not None:
                 out[f"vector_{source}"] = (source, await store.nearest(table, user_id, vector, CANDIDATES),
-                                           VECTOR_WEIGHT)
+                                           VECTOR_WEIGHT[source])
 
     if indexer.embedder is not None:
         jobs.append(vectors)

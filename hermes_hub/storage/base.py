@@ -170,7 +170,11 @@ class MemoryStore(Protocol):
 
     async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]: ...
 
-    async def index_message_terms(self, rows: Sequence[tuple[int, str]], *, mark: str, last_pk: int) -> None: ...
+    async def unindexed_messages(self, mark: str, limit: int) -> list[tuple[int, str, str, str]]:
+        """(pk, user_id, content, the previous message's content) past the mark, oldest first."""
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int) -> None:
+        """Write ``(pk, terms, context terms)`` and move the mark, in one transaction."""
 
     async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str: ...
 

@@ -139,7 +139,10 @@ def m007_memory(db: Connection) -> None:
     db.execute("CREATE INDEX memories_by_key ON memories (user_id, text_key)")
     # Words and CJK bigrams (``memory.terms``), stemmed by porter: BM25 over what a person would ask.
     db.execute("CREATE VIRTUAL TABLE memory_terms USING fts5 (terms, tokenize = 'porter unicode61 remove_diacritics 2')")
-    db.execute("CREATE VIRTUAL TABLE message_terms USING fts5 (terms, tokenize = 'porter unicode61 remove_diacritics 2')")
+    # A message's own terms, and those of the message before it in its session (its context: a reply
+    # such as "yes, last Tuesday" is found through the question it answers; weighted lower at search).
+    db.execute("CREATE VIRTUAL TABLE message_terms USING fts5 (terms, context, "
+               "tokenize = 'porter unicode61 remove_diacritics 2')")
     db.execute("""
         CREATE TRIGGER message_terms_delete AFTER DELETE ON messages BEGIN
             DELETE FROM message_terms WHERE rowid = old.pk;

@@ -301,7 +301,10 @@ class SQLiteStore:
     async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]:
         return await self._read(mem_sql.unindexed, source, mark, limit)
 
-    async def index_message_terms(self, rows: Sequence[tuple[int, str]], *, mark: str, last_pk: int) -> None:
+    async def unindexed_messages(self, mark: str, limit: int) -> list[tuple[int, str, str, str]]:
+        return await self._read(mem_sql.unindexed_messages, mark, limit)
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int) -> None:
         await self._write(mem_sql.index_message_terms, list(rows), mark, last_pk)
 
     async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str:

@@ -186,8 +186,11 @@ def lexical_memories(db: Connection, user_id: str, match: str, limit: int) -> li
     return [RankedRow(pk, score) for pk, score in rows]
 
 
+CONTEXT_WEIGHT = 0.3  # of the previous message's terms, against 1.0 for the message's own
+
+
 def lexical_messages(db: Connection, user_id: str, match: str, limit: int) -> list[RankedRow]:
-    rows = db.execute("SELECT t.rowid, bm25(message_terms) AS score FROM message_terms t "
+    rows = db.execute(f"SELECT t.rowid, bm25(message_terms, 1.0, {CONTEXT_WEIGHT}) AS score FROM message_terms t "
                       "JOIN messages m ON m.pk = t.rowid WHERE message_terms MATCH ? AND m.user_id = ? "
                       "ORDER BY score LIMIT ?", (match, user_id, limit))
     return [RankedRow(pk, score) for pk, score in rows]
@@ -228,9 +231,18 @@ def unindexed(db: Connection, source: str, name: str, limit: int) -> list[tuple[
                       (mark(db, name), limit)).fetchall()
 
 
-def index_message_terms(db: Connection, rows: Sequence[tuple[int, str]], name: str, last_pk: int) -> None:
-    for pk, terms in rows:
-        db.execute("INSERT OR REPLACE INTO message_terms (rowid, terms) VALUES (?, ?)", (pk, terms))
+def unindexed_messages(db: Connection, name: str, limit: int) -> list[tuple[int, str, str, str]]:
+    """(pk, user_id, content, previous message's content) of the next messages past the mark ``name``."""
+    return db.execute("SELECT m.pk, m.user_id, m.content, COALESCE(p.content, '') FROM messages m "
+                      "LEFT JOIN messages p ON p.session_id = m.session_id AND p.seq = m.seq - 1 "
+                      "WHERE m.pk > ? ORDER BY m.pk LIMIT ?", (mark(db, name), limit)).fetchall()
+
+
+def index_message_terms(db: Connection, rows: Sequence[tuple[int, str, str]], name: str, last_pk: int) -> None:
+    """``(pk, terms, context terms)`` rows, and the mark moved past them."""
+    for pk, terms, context in rows:
+        db.execute("INSERT OR REPLACE INTO message_terms (rowid, terms, context) VALUES (?, ?, ?)",
+                   (pk, terms, context))
     set_mark(db, name, last_pk)
 
 

@@ -169,3 +169,17 @@ async def test_export_json_holds_every_memory_and_the_resources_show_them(hub):
     assert "我喜欢喝绿茶" in listing.contents[0].text and "我喜欢喝绿茶" in one.contents[0].text
     assert status["memory"]["memories"] == {"active": 1}
     assert set(status["memory"]["pending"]) >= {"message_terms"}
+
+
+async def test_a_short_reply_is_found_through_the_question_it_answers(hub):
+    async with Client(hub.server) as host:
+        s = await call(host, "hermes_session_create", {"title": "offsite"})
+        for role, text in [("user", "Which city did we pick for the team offsite in June?"),
+                           ("assistant", "Lisbon. The hotel is booked for the 12th."),
+                           ("user", "Great, thanks!")]:
+            await call(host, "hermes_session_append", {"session_id": s["session_id"], "role": role, "content": text})
+        await indexed(hub)
+        found = await call(host, "hermes_memory_recall", {"query": "offsite city", "sources": ["sessions"],
+                                                          "limit": 2})
+    assert {i["text"] for i in found["items"]} == {"Which city did we pick for the team offsite in June?",
+                                                  "Lisbon. The hotel is booked for the 12th."}

@@ -1,0 +1,52 @@
+"""Background indexing survives a crash: a hub killed with -9 mid-way resumes where it stopped after a
+restart, and every message ends up indexed exactly once (terms and vector)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import anyio
+import pytest
+from mcp import Client
+
+from hermes_hub.storage import open_store
+from tests.support import serve_process
+
+pytestmark = pytest.mark.anyio
+MESSAGES = 400
+
+
+async def pending(host: Client) -> dict[str, int]:
+    status = (await host.call_tool("hermes_hub_status", {})).structured_content
+    return status["memory"]["pending"]
+
+
+async def test_indexing_killed_mid_way_resumes_after_a_restart_and_indexes_each_message_once(tmp_path):
+    db = tmp_path / "hub.db"
+    config = {"mcpServers": {}, "storage": {"url": f"sqlite:///{db}"}}
+    async with serve_process(config, tmp_path) as served:
+        async with Client(served.url) as host:
+            s = (await host.call_tool("hermes_session_create", {"title": "long"})).structured_content
+            for i in range(MESSAGES):
+                await host.call_tool("hermes_session_append", {
+                    "session_id": s["session_id"], "role": "user",
+                    "content": f"note {i}: the {('red', 'green', 'blue')[i % 3]} folder holds invoice {i * 7}"})
+            with anyio.fail_after(120):
+                while (left := (await pending(host))["messages_vectors"]) >= MESSAGES:
+                    await anyio.sleep(0.05)  # wait until indexing has started, then pull the plug
+        assert left > 0, "indexing finished before the kill; the test needs more messages"
+        os.kill(served.proc.pid, signal.SIGKILL)
+        served.proc.wait(10)
+    async with serve_process(config, tmp_path) as served, Client(served.url) as host:
+        with anyio.fail_after(300):
+            while any((await pending(host)).values()):
+                await anyio.sleep(0.1)
+        found = (await host.call_tool("hermes_memory_recall", {"query": "which folder holds invoice 2793?",
+                                                               "sources": ["sessions"], "limit": 3}))
+    async with open_store(f"sqlite:///{db}") as store:
+        [table] = [n for (n,) in await store.raw("SELECT name FROM vector_tables WHERE source = 'messages'")]
+        counts = await store.raw(f"SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM message_terms), "
+                                 f"(SELECT COUNT(*) FROM {table}), (SELECT COUNT(DISTINCT rowid) FROM {table})")
+    assert counts == [(MESSAGES, MESSAGES, MESSAGES, MESSAGES)]
+    assert found.structured_content["items"][0]["text"] == "note 399: the red folder holds invoice 2793"
