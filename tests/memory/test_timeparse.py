@@ -70,6 +70,8 @@ ENGLISH = [  # (text, reference, expected span)
     ("2023-05-07", MON, day("2023-05-07")),
     ("2023/05/07", MON, day("2023-05-07")),
     ("in 2021", MON, span("2021-01-01", "2022-01-01")),
+    ("since March", MON, span("2023-03-01", "2023-05-09")),  # up to the end of the day
+    ("ever since 2021", MON, span("2021-01-01", "2023-05-09")),
     ("last year", MON, span("2022-01-01", "2023-01-01")),
     ("next year", MON, span("2024-01-01", "2025-01-01")),
     ("a few days ago", MON, span("2023-05-03", "2023-05-07")),  # 5 to 2 days before
