@@ -215,6 +215,12 @@ def test_every_expression_of_a_text_is_found_in_order_with_its_place():
     ("上个月我去了哪里", QueryTime(span("2023-04-01", "2023-05-01"), "我去了哪里")),
     ("上周五和昨天我吃了什么？", QueryTime(span("2023-05-05", "2023-05-08"), "和 我吃了什么？")),  # a gap: words part there
     ("what happened on the 7th of May, 2023?", QueryTime(day("2023-05-07"), "what happened?")),
+    ("Which classes did Evan join in mid-August 2022?", QueryTime(span("2022-08-01", "2022-09-01"),
+                                                                   "Which classes did Evan join?")),
+    ("What food did Sam share a photo of on 19 August, 2022?", QueryTime(day("2022-08-19"),
+                                                                          "What food did Sam share a photo of?")),
+    ("Which US state was Sam travelling in during October 2022?", QueryTime(span("2022-10-01", "2022-11-01"),
+                                                                             "Which US state was Sam travelling in?")),
     ("yesterday", QueryTime(day("2023-05-07"), "")),
 ])
 def test_a_query_gives_its_time_window_and_the_words_left_to_search(query, expected):

@@ -22,8 +22,10 @@ FUTURE = re.compile(r"(?<![a-z])(?:will|going\s{1,3}to|gonna|plan|plans|planning
                     r"|'ll(?![a-z])|将要|将会|打算|准备|计划|预计|要去|要在")
 
 
-LEAD = re.compile(r"(?<![a-z])(in|on|during|at|since|from|of|by|until|through|early|mid|late|the)\s{1,3}$")
-LEADS = 2  # "on the 7th of May": words before an expression that belong to it
+# Words before an expression that belong to it: "on the 7th of May", "in mid-August": at most one
+# modifier next to it, and one preposition before that.
+LEAD = re.compile(r"(?<![a-z])(in|on|during|at|since|from|of|by|until|through|early|mid|late|the)(?:\s{1,3}|-)$")
+MODIFIERS = ("the", "early", "mid", "late")
 
 
 class Reading:
@@ -47,22 +49,18 @@ class Reading:
             self._has[script] = script.search(self.subject) is not None
         return self._has[script]
 
-    def pre(self, m: re.Match[str]) -> str | None:
-        """The preposition or article just before the match ("in" May, "the" other day)."""
-        found = LEAD.search(self.subject, max(0, m.start() - 16), m.start()) if m.start() else None
-        return found.group(1) if found else None
-
     def bounded(self, m: re.Match[str], before: str) -> bool:
         """The match does not continue a word or number: the character before it is not in ``before``."""
         return m.start() == 0 or self.subject[m.start() - 1] not in before
 
     def lead(self, start: int) -> int:
         """Where the expression starts once the words that lead into it are counted."""
-        for _ in range(LEADS):
-            found = LEAD.search(self.subject, max(0, start - 16), start) if start else None
-            if found is None:
+        allowed = ("modifier", "preposition")
+        while allowed and start and (found := LEAD.search(self.subject, max(0, start - 16), start)):
+            kind = "modifier" if found.group(1) in MODIFIERS else "preposition"
+            if kind not in allowed:
                 break
-            start = found.start()
+            start, allowed = found.start(), allowed[allowed.index(kind) + 1:]
         return start
 
     def future(self, m: re.Match[str]) -> bool:
