@@ -5,6 +5,11 @@
     await sessions.append("alice", s.session_id, role="user", content="我们明天去北京开会")
     page = await sessions.history("alice", s.session_id, limit=50)   # page.next_cursor for more
     hits = await sessions.search("alice", "北京")
+    s2 = await sessions.import_session("alice", "From my old app", [
+        {"role": "user", "content": "I moved to Oslo", "created_at": "2023-05-07T14:30:00+02:00"}])
+
+A message's ``created_at`` is when it was said (ISO 8601; without an offset, UTC), the time of the
+append if not given; ``seq`` is always the order of appends, whatever the times.
 
 Every operation takes the caller's ``user_id`` and only ever touches that user's rows: another user's
 session id raises the same ``NotFound`` as an id that never existed. Bad arguments raise
@@ -16,7 +21,9 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -36,6 +43,9 @@ MAX_MESSAGE_BYTES = 256 * 1024
 MAX_TITLE_CHARS = 200
 MAX_PAGE = 200
 MAX_ID_CHARS = 128
+MAX_IMPORT_MESSAGES = 5000
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+TIME_EXAMPLE = "'2023-05-07T14:30:00+02:00' or '2023-05-07T12:30:00Z'"
 
 
 class ToolCall(BaseModel):
@@ -150,19 +160,49 @@ class Sessions:
 
     async def append(self, user_id: str, session_id: str, *, role: str, content: str,
                      tool_calls: list[dict[str, Any]] | None = None, tool_call_id: str | None = None,
-                     metadata: dict[str, Any] | None = None, lease: Lease | None = None) -> Message:
+                     metadata: dict[str, Any] | None = None, created_at: str | datetime | None = None,
+                     lease: Lease | None = None) -> Message:
         """Append one message. Pass ``lease`` when holding the session's lock (``lock``)."""
         one = {"role": role, "content": content, "tool_calls": tool_calls, "tool_call_id": tool_call_id,
-               "metadata": metadata}
+               "metadata": metadata, "created_at": created_at}
         (msg,) = await self.append_many(user_id, session_id, [one], lease=lease)
         return msg
 
     async def append_many(self, user_id: str, session_id: str, messages: list[dict[str, Any]], *,
                           lease: Lease | None = None) -> list[Message]:
         """Append several messages contiguously in one transaction (e.g. a tool call and its results)."""
-        new = [self._validate(m, i if len(messages) > 1 else None) for i, m in enumerate(messages)]
+        now = utcnow()
+        new = [self._validate(m, i if len(messages) > 1 else None, now)[0] for i, m in enumerate(messages)]
         rows = await self.store.append_messages(_user(user_id), _sid(session_id), new, lease=lease)
         return [_message(r) for r in rows]
+
+    async def import_session(self, user_id: str, title: str, messages: Sequence[dict[str, Any]]) -> Session:
+        """A new session holding ``messages`` (a conversation brought from elsewhere), all or nothing.
+
+        A message without ``created_at`` takes the time of the one before it (the first given time for
+        leading ones; now if no message has one); the session's created/updated times are the earliest
+        and latest message times.
+        """
+        title = _title(title)
+        if not isinstance(messages, Sequence) or isinstance(messages, str) or not messages:
+            raise InvalidInput("messages must be a non-empty list of {role, content, created_at?} objects; "
+                               "to start an empty session use hermes_session_create")
+        if len(messages) > MAX_IMPORT_MESSAGES:
+            raise InvalidInput(f"{len(messages):,} messages is more than one import takes ({MAX_IMPORT_MESSAGES:,}); "
+                               "split the conversation into several imports, or import the first "
+                               f"{MAX_IMPORT_MESSAGES:,} and add the rest to that session with hermes_session_append")
+        now = utcnow()
+        checked = [self._validate(m, i, now) for i, m in enumerate(messages)]
+        total = sum(len(m.content.encode()) for m, _ in checked)
+        if total > MAX_IMPORT_BYTES:
+            raise InvalidInput(f"this import is {total:,} bytes of content; one import takes at most "
+                               f"{MAX_IMPORT_BYTES:,}. Split the conversation into several imports, or append "
+                               "the rest to the session with hermes_session_append")
+        new = _fill_times(checked, now)
+        times = [m.created_at for m in new]
+        record = SessionRecord("ses_" + secrets.token_urlsafe(16), _user(user_id), title, min(times), max(times))
+        await self.store.import_session(record, new)
+        return _session(replace(record, message_count=len(new)))
 
     async def search(self, user_id: str, query: str, *, limit: int = 20,
                      session_id: str | None = None) -> list[SearchResult]:
@@ -192,7 +232,8 @@ class Sessions:
         """``async with sessions.lock(uid, sid) as lease:`` be the session's only writer (else ``SessionBusy``)."""
         return self.store.session_lock(_user(user_id), _sid(session_id), ttl=ttl)
 
-    def _validate(self, raw: dict[str, Any], index: int | None) -> NewMessage:
+    def _validate(self, raw: dict[str, Any], index: int | None, now: datetime) -> tuple[NewMessage, bool]:
+        """The message to store (at ``now`` unless it says when), and whether it gave its own time."""
         where = f"messages[{index}]: " if index is not None else ""
         if not isinstance(raw, dict):
             raise InvalidInput(f"{where}a message must be an object with role and content (got {type(raw).__name__})")
@@ -211,6 +252,8 @@ class Sessions:
         content = raw.get("content")
         if not isinstance(content, str):
             raise InvalidInput(f"{where}content must be a string (got {type(content).__name__})")
+        given = raw.get("created_at")
+        at = now if given is None else parse_time(given, f"{where}created_at")
         try:
             calls = [ToolCall.model_validate(c) for c in calls_raw]
             meta = MessageMeta.model_validate(raw.get("metadata") or {})
@@ -226,8 +269,44 @@ class Sessions:
                                "Split it into several messages, or store a summary and keep the full text elsewhere")
         if not meta.token_estimate:
             meta.token_estimate = estimate_tokens(content) + (estimate_tokens(json.dumps(call_dicts)) if calls else 0)
-        return NewMessage("msg_" + secrets.token_urlsafe(12), role, content, utcnow(), call_dicts, call_id,
-                          meta.model_dump())
+        return NewMessage("msg_" + secrets.token_urlsafe(12), role, content, at, call_dicts, call_id,
+                          meta.model_dump()), given is not None
+
+
+def parse_time(value: Any, field: str = "created_at") -> datetime:
+    """An ISO 8601 time as an aware UTC datetime; without an offset it is UTC, a bare date its midnight.
+
+    >>> parse_time("2023-05-07T14:30:00+02:00")
+    datetime.datetime(2023, 5, 7, 12, 30, tzinfo=datetime.timezone.utc)
+    """
+    if isinstance(value, datetime):
+        t: datetime | None = value
+    else:
+        t = None
+        if isinstance(value, str) and len(value) <= 64:
+            try:
+                t = datetime.fromisoformat(value.strip())
+            except ValueError:
+                pass
+    if t is not None:
+        try:
+            return (t.replace(tzinfo=UTC) if t.tzinfo is None else t).astimezone(UTC)
+        except OverflowError:
+            pass
+    text = value if isinstance(value, str) else f"{value!r} ({type(value).__name__})"
+    shown = text[:40] + "…" if len(text) > 40 else text
+    raise InvalidInput(f"{field} {shown!r} is not an ISO 8601 time; write it like {TIME_EXAMPLE} "
+                       "(without an offset it is read as UTC; a date alone means its midnight)")
+
+
+def _fill_times(checked: list[tuple[NewMessage, bool]], now: datetime) -> list[NewMessage]:
+    """Give each message without a time the time of the message before it (leading ones: the first given)."""
+    first = next((m.created_at for m, given in checked if given), now)
+    out, last = [], first
+    for m, given in checked:
+        last = m.created_at if given else last
+        out.append(m if given else replace(m, created_at=last))
+    return out
 
 
 def _session(r: SessionRecord) -> Session:

@@ -132,7 +132,7 @@ async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[st
 BUILTIN_TOOLS = {
     "hermes_hub_status", "hermes_hub_reload", "hermes_audit_query",
     *(f"hermes_session_{op}" for op in
-      ("create", "list", "history", "append", "search", "rename", "delete", "delete_all")),
+      ("create", "list", "history", "append", "import", "search", "rename", "delete", "delete_all")),
     *(f"hermes_memory_{op}" for op in
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),
 }

@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
+from hermes_hub.call import CallContext, Identity
 from hermes_hub.config import parse_config
 
 pytestmark = pytest.mark.anyio
@@ -109,3 +110,95 @@ async def test_delete_all_needs_confirmation_and_removes_only_mine(host):
     _, left = await call(host, "list")
     assert refused.is_error and "'confirm' is a required property" in refused.content[0].text
     assert done == {"deleted": 2} and left["sessions"] == []
+
+
+LOCOMO_STYLE = [  # a conversation brought from elsewhere: times out of order, one missing, Chinese
+    {"role": "user", "content": "I moved to Oslo last week", "created_at": "2023-05-08T13:56:00+02:00"},
+    {"role": "assistant", "content": "How is the weather there?", "created_at": "2023-05-08T11:57:00Z"},
+    {"role": "user", "content": "我们明天去北京开会"},
+    {"role": "user", "content": "sent before everything else", "created_at": "2023-05-08 09:00:00"},
+]
+
+
+async def test_an_imported_conversation_round_trips_with_its_times_and_order(host):
+    err, made = await call(host, "import", {"title": "From my old app", "messages": LOCOMO_STYLE})
+    assert not err and made == {"session_id": made["session_id"], "messages": 4}
+    _, page = await call(host, "history", {"session_id": made["session_id"]})
+    assert [(m["seq"], m["content"], m["created_at"]) for m in page["messages"]] == [
+        (1, "I moved to Oslo last week", "2023-05-08T11:56:00Z"),
+        (2, "How is the weather there?", "2023-05-08T11:57:00Z"),
+        (3, "我们明天去北京开会", "2023-05-08T11:57:00Z"),  # no time given: the one before's
+        (4, "sent before everything else", "2023-05-08T09:00:00Z"),
+    ]
+    _, listed = await call(host, "list")
+    (session,) = listed["sessions"]
+    assert (session["title"], session["created_at"], session["updated_at"], session["message_count"]) == \
+        ("From my old app", "2023-05-08T09:00:00Z", "2023-05-08T11:57:00Z", 4)
+    _, found = await call(host, "search", {"query": "北京开会"})
+    assert [(r["session_id"], r["created_at"]) for r in found["results"]] == [(made["session_id"],
+                                                                               "2023-05-08T11:57:00Z")]
+
+
+async def test_append_with_created_at_keeps_when_the_message_was_said(host):
+    _, s = await call(host, "create", {})
+    err, said = await call(host, "append", {"session_id": s["session_id"], "role": "user", "content": "昨天下雨了",
+                                            "created_at": "2023-05-07T22:15:00+08:00"})
+    assert not err and (said["seq"], said["created_at"]) == (1, "2023-05-07T14:15:00Z")
+    tool = next(t for t in (await host.list_tools()).tools if t.name == "hermes_session_append")
+    assert "when the message was said" in tool.description
+
+
+async def test_a_malformed_created_at_is_refused_with_what_to_write_and_nothing_is_stored(host):
+    _, s = await call(host, "create", {})
+    err, text = await call(host, "append", {"session_id": s["session_id"], "role": "user", "content": "x",
+                                            "created_at": "last Tuesday at noon, give or take a few hours or so"})
+    assert err and text == ("created_at 'last Tuesday at noon, give or take a few…' is not an ISO 8601 time; write "
+                            "it like '2023-05-07T14:30:00+02:00' or '2023-05-07T12:30:00Z' (without an offset it "
+                            "is read as UTC; a date alone means its midnight)")
+    bad = [*LOCOMO_STYLE[:2], {"role": "user", "content": "y", "created_at": "07/05/2023"}]
+    err, text = await call(host, "import", {"title": "t", "messages": bad})
+    assert err and text.startswith("messages[2]: created_at '07/05/2023' is not an ISO 8601 time; write it like")
+    _, history = await call(host, "history", {"session_id": s["session_id"]})
+    _, listed = await call(host, "list")
+    assert history["messages"] == [] and [x["session_id"] for x in listed["sessions"]] == [s["session_id"]]
+
+
+async def test_an_import_over_the_limit_is_refused_with_the_fix_and_the_largest_one_is_taken(host):
+    many = [{"role": "user" if i % 2 else "assistant", "content": f"turn {i}",
+             "created_at": f"2023-05-07T10:{i // 600:02d}:{i % 60:02d}Z"} for i in range(5001)]
+    with anyio.fail_after(60):
+        err, text = await call(host, "import", {"title": "too long", "messages": many})
+    assert err and text == ("5,001 messages is more than one import takes (5,000); split the conversation into "
+                            "several imports, or import the first 5,000 and add the rest to that session with "
+                            "hermes_session_append")
+    _, listed = await call(host, "list")
+    assert listed["sessions"] == []
+    with anyio.fail_after(60):
+        err, made = await call(host, "import", {"title": "just fits", "messages": many[:5000]})
+    assert not err and made["messages"] == 5000
+    _, last = await call(host, "history", {"session_id": made["session_id"], "limit": 1, "newest_first": True})
+    assert [(m["seq"], m["content"]) for m in last["messages"]] == [(5000, "turn 4999")]
+
+
+async def test_a_message_the_schema_refuses_fails_the_whole_import(host):
+    bad = [LOCOMO_STYLE[0], {"role": "robot", "content": "beep"}]
+    err, text = await call(host, "import", {"title": "t", "messages": bad})
+    assert err and "'messages[1].role': 'robot' is not one of" in text
+    _, listed = await call(host, "list")
+    assert listed["sessions"] == []
+
+
+async def test_another_user_cannot_see_an_imported_session(host):
+    hub: Hub = host.hub  # type: ignore[attr-defined]
+    _, made = await call(host, "import", {"title": "private", "messages": LOCOMO_STYLE})
+    eve = CallContext(Identity("eve"))
+
+    async def as_eve(tool: str, args: dict[str, Any]) -> Any:
+        r = await hub.catalog.call_tool(f"hermes_session_{tool}", args, eve)
+        return r.content[0].text if r.is_error else r.structured_content
+
+    assert (await as_eve("list", {}))["sessions"] == []
+    assert (await as_eve("search", {"query": "北京开会"}))["results"] == []
+    assert "not found" in await as_eve("history", {"session_id": made["session_id"]})
+    _, mine = await call(host, "history", {"session_id": made["session_id"]})
+    assert len(mine["messages"]) == 4

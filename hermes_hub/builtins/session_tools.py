@@ -1,6 +1,6 @@
 """``hermes_session_*``: conversations kept by the hub, always the caller's own.
 
-Tools: create, list, history, append, search, rename, delete, delete_all. Resources: the caller's
+Tools: create, list, history, append, import, search, rename, delete, delete_all. Resources: the caller's
 session list (``hub://hermes/sessions``) and each transcript (``hub://hermes/sessions/{session_id}``).
 Another user's session id answers "not found", exactly like an id that never existed.
 """
@@ -16,7 +16,7 @@ import mcp.types as types
 from hermes_hub.builtins.source import BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
-from hermes_hub.sessions import Sessions
+from hermes_hub.sessions import MAX_IMPORT_MESSAGES, Sessions
 
 SID = {"type": "string", "description": "a session id from hermes_session_create or hermes_session_list"}
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 200, "description": "page size"}
@@ -26,6 +26,15 @@ TOOL_CALL = {
     "type": "object",
     "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "object"}},
     "required": ["id", "name"],
+}
+CREATED_AT = {"type": "string", "description": "ISO 8601, e.g. 2023-05-07T14:30:00+02:00 (no offset: UTC)"}
+MESSAGE = {
+    "type": "object",
+    "properties": {"role": ROLE, "content": {"type": "string"}, "created_at": CREATED_AT,
+                   "tool_calls": {"type": "array", "items": TOOL_CALL}, "tool_call_id": {"type": "string"},
+                   "metadata": {"type": "object"}},
+    "required": ["role", "content"],
+    "additionalProperties": False,
 }
 
 
@@ -63,7 +72,11 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
     async def append(uid: str, a: dict[str, Any]) -> Any:
         return await get().append(uid, a["session_id"], role=a["role"], content=a["content"],
                                   tool_calls=a.get("tool_calls"), tool_call_id=a.get("tool_call_id"),
-                                  metadata=a.get("metadata"))
+                                  metadata=a.get("metadata"), created_at=a.get("created_at"))
+
+    async def import_(uid: str, a: dict[str, Any]) -> Any:
+        session = await get().import_session(uid, a.get("title", ""), a["messages"])
+        return {"session_id": session.session_id, "messages": session.message_count}
 
     async def search(uid: str, a: dict[str, Any]) -> Any:
         hits = await get().search(uid, a["query"], limit=a.get("limit", 20), session_id=a.get("session_id"))
@@ -95,10 +108,15 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
         _tool("session_history", "Read a session's messages in order, tool calls included; page with cursor.",
               _schema({"session_id": SID, "limit": LIMIT, "cursor": CURSOR, "newest_first": {"type": "boolean"}},
                       ["session_id"]), history, read_only=True),
-        _tool("session_append", "Append one message (system, user, assistant or tool) to a session.",
-              _schema({"session_id": SID, "role": ROLE, "content": {"type": "string"},
-                       "tool_calls": {"type": "array", "items": TOOL_CALL}, "tool_call_id": {"type": "string"},
-                       "metadata": {"type": "object"}}, ["session_id", "role", "content"]), append),
+        _tool("session_append", "Append one message (system, user, assistant or tool) to a session; created_at is "
+                                "when the message was said (default now). Messages keep the order appended.",
+              _schema({"session_id": SID, **MESSAGE["properties"]}, ["session_id", "role", "content"]), append),
+        _tool("session_import", "Import a whole conversation from elsewhere as a new session, all or nothing. "
+                                "created_at is when a message was said (default: the time of the one before). "
+                                f"At most {MAX_IMPORT_MESSAGES:,} messages.",
+              _schema({"title": {"type": "string", "maxLength": 200},
+                       "messages": {"type": "array", "minItems": 1, "items": MESSAGE}}, ["title", "messages"]),
+              import_),
         _tool("session_search", "Full-text search over your sessions (any language); returns snippets.",
               _schema({"query": {"type": "string", "minLength": 1}, "limit": LIMIT, "session_id": SID}, ["query"]),
               search, read_only=True),

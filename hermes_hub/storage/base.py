@@ -68,6 +68,9 @@ class MessageStore(Protocol):
         one, the lease must still hold the lock. ``NotFound`` if the session is not the caller's.
         """
 
+    async def import_session(self, record: SessionRecord, messages: Sequence[NewMessage]) -> list[MessageRecord]:
+        """Create ``record`` holding ``messages`` (seq 1, 2, …) in one transaction: all of it or nothing."""
+
     async def list_messages(
         self, user_id: str, session_id: str, *, limit: int, after_seq: int | None = None,
         before_seq: int | None = None, newest_first: bool = False,

@@ -195,6 +195,9 @@ class SQLiteStore:
                               lease: Lease | None = None) -> list[MessageRecord]:
         return await self._write(sql.append_messages, user_id, session_id, list(messages), lease)
 
+    async def import_session(self, record: SessionRecord, messages: Sequence[NewMessage]) -> list[MessageRecord]:
+        return await self._write(sql.import_session, record, list(messages))
+
     async def list_messages(self, user_id: str, session_id: str, *, limit: int, after_seq: int | None = None,
                             before_seq: int | None = None, newest_first: bool = False) -> list[MessageRecord]:
         return await self._read(sql.list_messages, user_id, session_id, limit, after_seq, before_seq, newest_first)

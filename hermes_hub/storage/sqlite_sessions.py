@@ -128,10 +128,15 @@ def append_messages(db: Connection, user_id: str, session_id: str, messages: Seq
                     _dumps(m.metadata) if m.metadata else None))
         out.append(MessageRecord(m.id, session_id, user_id, seq, m.role, m.content, m.created_at,
                                  list(m.tool_calls), m.tool_call_id, dict(m.metadata)))
-    if out:
+    if out:  # times may come in any order (imported history): the session's activity is the latest one
         db.execute("UPDATE sessions SET message_count = message_count + ?, updated_at = max(updated_at, ?) "
-                   "WHERE id = ?", (len(out), ts(messages[-1].created_at), session_id))
+                   "WHERE id = ?", (len(out), ts(max(m.created_at for m in messages)), session_id))
     return out
+
+
+def import_session(db: Connection, rec: SessionRecord, messages: Sequence[NewMessage]) -> list[MessageRecord]:
+    insert_session(db, rec)
+    return append_messages(db, rec.user_id, rec.id, messages, None)
 
 
 def list_messages(db: Connection, user_id: str, session_id: str, limit: int, after_seq: int | None,

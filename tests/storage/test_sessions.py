@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 
 import anyio
 import pytest
 
 from hermes_hub.errors import InvalidInput, NotFound, SessionBusy
-from hermes_hub.sessions import Sessions, estimate_tokens
+from hermes_hub.sessions import MAX_IMPORT_MESSAGES, Sessions, estimate_tokens, parse_time
 
 
 async def test_a_session_id_is_unguessable_and_the_session_starts_empty(sessions: Sessions):
@@ -195,3 +196,73 @@ async def test_a_heartbeat_keeps_a_short_lock_alive_past_its_ttl(sessions: Sessi
                     pass
             await sessions.append("alice", s.session_id, role="user", content="still mine", lease=lease)
             assert not lease.lost
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2023-05-07T14:30:00+02:00", datetime(2023, 5, 7, 12, 30, tzinfo=UTC)),
+    ("2023-05-07T12:30:00Z", datetime(2023, 5, 7, 12, 30, tzinfo=UTC)),
+    ("2023-05-07T12:30:00", datetime(2023, 5, 7, 12, 30, tzinfo=UTC)),  # naive: UTC
+    ("2023-05-07 12:30:00.250-05:00", datetime(2023, 5, 7, 17, 30, 0, 250_000, tzinfo=UTC)),
+    ("2023-05-07", datetime(2023, 5, 7, tzinfo=UTC)),
+    ("2024-02-29T23:59:59+00:00", datetime(2024, 2, 29, 23, 59, 59, tzinfo=UTC)),
+])
+def test_times_are_read_as_iso_8601_and_kept_in_utc(text, expected):
+    assert parse_time(text) == expected
+
+
+@pytest.mark.parametrize("bad, shown", [
+    ("yesterday", "'yesterday'"), ("2023-02-30", "'2023-02-30'"), ("", "''"), ("7 May 2023", "'7 May 2023'"),
+    (1683462600, "'1683462600 (int)'"), ("x" * 500, "'" + "x" * 40 + "…'"),
+])
+def test_a_malformed_time_is_quoted_in_the_error_with_the_expected_form(bad, shown):
+    with pytest.raises(InvalidInput) as e:
+        parse_time(bad)
+    assert str(e.value).startswith(f"created_at {shown} is not an ISO 8601 time; write it like "
+                                   "'2023-05-07T14:30:00+02:00' or '2023-05-07T12:30:00Z'")
+
+
+async def test_an_import_fills_missing_times_from_the_message_before_and_spans_the_session(sessions: Sessions):
+    s = await sessions.import_session("alice", "Book club", [
+        {"role": "user", "content": "no time, first"},
+        {"role": "user", "content": "Sunday", "created_at": "2023-05-07T10:00:00Z"},
+        {"role": "assistant", "content": "no time, after Sunday"},
+        {"role": "user", "content": "Saturday, sent late", "created_at": "2023-05-06T09:00:00+00:00"},
+    ])
+    msgs = (await sessions.history("alice", s.session_id)).messages
+    sunday, saturday = datetime(2023, 5, 7, 10, tzinfo=UTC), datetime(2023, 5, 6, 9, tzinfo=UTC)
+    assert [(m.seq, m.created_at) for m in msgs] == [(1, sunday), (2, sunday), (3, sunday), (4, saturday)]
+    assert (s.created_at, s.updated_at, s.message_count) == (saturday, sunday, 4)
+    assert (await sessions.get("alice", s.session_id)).updated_at == sunday
+
+
+async def test_an_import_without_any_time_is_stamped_now(sessions: Sessions):
+    before = datetime.now(UTC)
+    s = await sessions.import_session("alice", "", [{"role": "user", "content": "hi"}])
+    assert before <= s.created_at <= datetime.now(UTC) + timedelta(seconds=1)
+
+
+@pytest.mark.parametrize("messages, error", [
+    ([], "messages must be a non-empty list"),
+    ("hello", "messages must be a non-empty list"),
+    ([{"role": "user", "content": "x"}] * (MAX_IMPORT_MESSAGES + 1),
+     "5,001 messages is more than one import takes .5,000.; split the conversation into several imports, "
+     "or import the first 5,000 and add the rest to that session with hermes_session_append"),
+    ([{"role": "user", "content": "ok"}, {"role": "user", "content": "x", "created_at": "May 7"}],
+     r"messages\[1\]: created_at 'May 7' is not an ISO 8601 time"),
+    ([{"role": "user", "content": "ok"}, {"role": "robot", "content": "x"}], r"messages\[1\]: role 'robot'"),
+    ([{"role": "user", "content": "x" * 300_000}], r"messages\[0\]: message is 300,\d+ bytes; the limit"),
+])
+async def test_a_bad_import_is_refused_whole_and_stores_nothing(sessions: Sessions, messages, error):
+    with pytest.raises(InvalidInput, match=error):
+        await sessions.import_session("alice", "t", messages)
+    assert (await sessions.list("alice")).sessions == []
+
+
+async def test_append_keeps_the_given_time_and_the_order_of_appends(sessions: Sessions):
+    s = await sessions.create("alice")
+    late = await sessions.append("alice", s.session_id, role="user", content="b", created_at="2023-05-07T12:00:00")
+    early = await sessions.append("alice", s.session_id, role="user", content="a", created_at="2023-05-01T12:00:00Z")
+    with pytest.raises(InvalidInput, match="created_at '2023/05/07' is not an ISO 8601 time"):
+        await sessions.append("alice", s.session_id, role="user", content="c", created_at="2023/05/07")
+    assert (late.seq, early.seq) == (1, 2) and early.created_at == datetime(2023, 5, 1, 12, tzinfo=UTC)
+    assert [m.content for m in (await sessions.history("alice", s.session_id)).messages] == ["b", "a"]

@@ -243,3 +243,38 @@ async def test_audit_rows_filter_by_user_tool_and_time_and_prune_by_age(store: S
     assert (row.arguments, row.server, row.duration_ms, row.outcome) == ({"q": "1"}, "a", 1.5, "ok")
     assert await store.prune_audit(now - timedelta(days=30)) == 1
     assert len(await store.query_audit()) == 2
+
+
+async def test_an_import_creates_the_session_and_its_messages_at_their_own_times(store: Store):
+    may = utcnow().replace(year=2023, month=5, day=7)
+    rows = await store.import_session(SessionRecord("ses_imp", "alice", "old chat", may - timedelta(hours=1), may),
+                                      [NewMessage("msg_i1", "user", "早上好", may - timedelta(hours=1)),
+                                       NewMessage("msg_i2", "assistant", "later first", may),
+                                       NewMessage("msg_i3", "user", "said earlier", may - timedelta(minutes=30))])
+    assert [r.seq for r in rows] == [1, 2, 3]
+    page = await store.list_messages("alice", "ses_imp", limit=10)
+    assert [(m.seq, m.content, m.created_at) for m in page] == [
+        (1, "早上好", may - timedelta(hours=1)), (2, "later first", may), (3, "said earlier", may - timedelta(minutes=30))]
+    got = await store.get_session("alice", "ses_imp")
+    assert (got.created_at, got.updated_at, got.message_count) == (may - timedelta(hours=1), may, 3)
+    with pytest.raises(NotFound):
+        await store.get_session("bob", "ses_imp")
+
+
+async def test_an_import_that_fails_part_way_leaves_no_session_and_no_message(store: Store):
+    at = utcnow()
+    clash = [NewMessage("msg_same", "user", "one", at), NewMessage("msg_same", "user", "two", at)]
+    with pytest.raises(Exception):  # noqa: B017 - a duplicate id is a bug in the caller; any backend error will do
+        await store.import_session(SessionRecord("ses_half", "alice", "t", at, at), clash)
+    with pytest.raises(NotFound):
+        await store.get_session("alice", "ses_half")
+    assert await store.search_messages("alice", "one", limit=5) == []
+
+
+async def test_appending_an_older_message_never_moves_the_session_back_in_time(store: Store):
+    sid = await new_session(store)
+    before = (await store.get_session("alice", sid)).updated_at
+    old = NewMessage("msg_" + secrets.token_urlsafe(8), "user", "from last year", before - timedelta(days=365))
+    rows = await store.append_messages("alice", sid, [msg("now"), old])
+    assert [r.seq for r in rows] == [1, 2] and rows[1].created_at == before - timedelta(days=365)
+    assert (await store.get_session("alice", sid)).updated_at >= before
