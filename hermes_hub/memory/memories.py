@@ -12,6 +12,7 @@ naming the field and the fix, and changes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import secrets
@@ -25,7 +26,7 @@ import anyio
 
 from hermes_hub.config import MemorySection
 from hermes_hub.errors import InvalidInput
-from hermes_hub.memory import model
+from hermes_hub.memory import model, timeparse
 from hermes_hub.memory.embedders import Embedder, make_embedder
 from hermes_hub.memory.indexer import Indexer
 from hermes_hub.memory.model import HistoryEntry, Memory, RecallItem
@@ -75,7 +76,10 @@ class Memories:
         """Store a memory; ``{memory_id, status}`` with status added, duplicate or superseded."""
         text = model.check_text(text)
         kind = model.check_kind(kind)
+        now = utcnow()
         when = model.parse_time(event_time, "event_time")
+        if when is None and (span := timeparse.resolve(text, now)) is not None:
+            when = span.start  # "I moved to Oslo last week": when it happened, not when it was said
         if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
             raise InvalidInput(f"confidence must be a number from 0 to 1 (got {model.quoted(str(confidence))})")
         key = model.normalized(text)
@@ -85,7 +89,6 @@ class Memories:
         if model.looks_like_injection(text):
             flags = ("injection",)  # data, never instructions: kept as a note a model must not obey
             kind = "note"
-        now = utcnow()
         rec = MemoryRecord(id="mem_" + secrets.token_urlsafe(9), user_id=user_id, text=text, kind=kind,
                            confidence=float(confidence), source=source or {"type": "explicit"}, created_at=now,
                            event_time=when, flags=flags)
@@ -135,7 +138,11 @@ class Memories:
         if unknown or not q.sources:
             raise InvalidInput(f"sources must be a non-empty list of 'memories' and 'sessions' "
                                f"(got {sorted(q.sources)})")
-        items = await recall(self.store, self.indexer, user_id, q, now=utcnow(), half_life_days=self.cfg.half_life_days)
+        now = utcnow()
+        if q.window is None and (asked := timeparse.query_window(q.text, now)) is not None:
+            # "what did I do last week": items of that time rank higher; its words are not searched for
+            q = dataclasses.replace(q, window=(asked.span.start, asked.span.end), lexical_text=asked.rest)
+        items = await recall(self.store, self.indexer, user_id, q, now=now, half_life_days=self.cfg.half_life_days)
         recalled = {i.memory_id for i in items if i.memory_id}
         if recalled:  # bookkeeping off the request path
             self._touched.setdefault(user_id, set()).update(recalled)

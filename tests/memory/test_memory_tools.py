@@ -183,3 +183,25 @@ async def test_a_short_reply_is_found_through_the_question_it_answers(hub):
                                                           "limit": 2})
     assert {i["text"] for i in found["items"]} == {"Which city did we pick for the team offsite in June?",
                                                   "Lisbon. The hotel is booked for the 12th."}
+
+
+async def test_a_relative_time_in_a_memory_becomes_its_event_time_and_questions_about_a_time_prefer_it(hub):
+    from datetime import UTC, datetime, timedelta
+
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    last_week = today - timedelta(days=today.weekday() + 7)  # Monday of the previous week
+    async with Client(hub.server) as host:
+        said = await call(host, "hermes_memory_remember", {"text": "Yesterday I went swimming in the lake"})
+        await call(host, "hermes_memory_remember", {"text": "I went hiking in the hills", "kind": "event",
+                                                    "event_time": (today - timedelta(days=120)).isoformat()})
+        recent = await call(host, "hermes_memory_remember", {"text": "I went hiking in the forest", "kind": "event",
+                                                             "event_time": (last_week + timedelta(days=2)).isoformat()})
+        await indexed(hub)
+        listed = await call(host, "hermes_memory_list", {})
+        found = await call(host, "hermes_memory_recall", {"query": "where did I go hiking last week?",
+                                                          "sources": ["memories"]})
+        zh = await call(host, "hermes_memory_recall", {"query": "上周我去哪里徒步了 hiking", "sources": ["memories"]})
+    event = {m["memory_id"]: m["event_time"] for m in listed["memories"]}
+    assert event[said["memory_id"]] == (today - timedelta(days=1)).isoformat().replace("+00:00", "Z")
+    assert found["items"][0]["memory_id"] == recent["memory_id"]
+    assert zh["items"][0]["memory_id"] == recent["memory_id"]
