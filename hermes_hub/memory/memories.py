@@ -28,7 +28,7 @@ from hermes_hub.config import MemorySection
 from hermes_hub.errors import InvalidInput
 from hermes_hub.memory import model, timeparse
 from hermes_hub.memory.embedders import Embedder, make_embedder
-from hermes_hub.memory.indexer import Indexer
+from hermes_hub.memory.indexer import TERMS_MARK, Indexer
 from hermes_hub.memory.model import HistoryEntry, Memory, RecallItem
 from hermes_hub.memory.recall import RecallQuery, recall
 from hermes_hub.storage import Store
@@ -195,6 +195,16 @@ class Memories:
             if len(rows) < MAX_PAGE:
                 return
             before = rows[-1][0]
+
+    async def reset_index(self) -> list[str]:
+        """Forget every background index (vectors of any embedder, the messages' text index) so the
+        indexer rebuilds them with the current embedder; return the vector tables dropped."""
+        dropped = await self.store.drop_vector_tables()
+        await self.store.reset_message_terms(TERMS_MARK)
+        if self.embedder is not None and self.embedder.dims:
+            for source in ("memories", "messages"):
+                await self.store.ensure_vector_table(source, self.embedder.name, self.embedder.dims)
+        return dropped
 
     async def status(self) -> dict[str, Any]:
         """The memory subsystem for ``hermes_hub_status``: embedder, counts, queue depths."""

@@ -188,7 +188,10 @@ class MemoryStore(Protocol):
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         """The ``k`` nearest of one user's vectors (cosine distance, lower is better)."""
 
-    async def drop_vector_tables(self, embedder: str | None = None) -> list[str]: ...
+    async def reset_message_terms(self, mark: str) -> None: ...
+
+    async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:
+        """Drop the vector tables (of one embedder, or all) and their marks; return their names."""
 
 
 @runtime_checkable

@@ -320,6 +320,9 @@ class SQLiteStore:
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         return await self._read(mem_sql.nearest, table, user_id, vector, k)
 
+    async def reset_message_terms(self, mark: str) -> None:
+        await self._write(mem_sql.reset_message_terms, mark)
+
     async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:
         return await self._write(mem_sql.drop_vector_tables, embedder)
 

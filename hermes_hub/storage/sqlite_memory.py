@@ -290,6 +290,12 @@ def nearest(db: Connection, table: str, user_id: str, vector: Sequence[float], k
     return [RankedRow(pk, distance) for pk, distance in rows]
 
 
+def reset_message_terms(db: Connection, name: str) -> None:
+    """Empty the messages' text index and its mark, so the indexer rebuilds it."""
+    db.execute("DELETE FROM message_terms")
+    db.execute("DELETE FROM index_marks WHERE name = ?", (name,))
+
+
 def drop_vector_tables(db: Connection, embedder: str | None = None) -> list[str]:
     """Drop the vector tables (of one embedder, or all) and their marks, for a reindex."""
     names = [n for (n, e) in db.execute("SELECT name, embedder FROM vector_tables") if embedder in (None, e)]
