@@ -120,6 +120,9 @@ class Hub:
     def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None) -> Any:
         if self.store is None:
             return _unaudited()
+        if server == self.builtins.name and arguments:  # e.g. a memory's text: forgetting must reach it
+            own = Namespace(self.config.hub.prefix, self.config.hub.separator).original(tool)
+            arguments = self.builtins.redact(own or tool, arguments)
         return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server,
                             arguments=arguments, masker=self.masker, writer=self.audit_writer)
 

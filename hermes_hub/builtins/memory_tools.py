@@ -29,7 +29,7 @@ def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 def _tool(name: str, description: str, schema: dict[str, Any],
           run: Callable[[Memories, str, dict[str, Any]], Awaitable[Any]], get: Callable[[], Memories], *,
-          read_only: bool = False, destructive: bool = False) -> BuiltinTool:
+          read_only: bool = False, destructive: bool = False, private: tuple[str, ...] = ()) -> BuiltinTool:
     async def handler(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
             out = await run(get(), ctx.caller.user_id, args)
@@ -41,7 +41,7 @@ def _tool(name: str, description: str, schema: dict[str, Any],
 
     annotations = types.ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive, open_world_hint=False)
     return BuiltinTool(types.Tool(name=name, description=description, input_schema=schema, annotations=annotations),
-                       handler)
+                       handler, private=private)
 
 
 def render(items: list[RecallItem]) -> str:
@@ -118,7 +118,7 @@ def memory_items(get: Callable[[], Memories]) -> list[BuiltinTool | BuiltinResou
              _schema({"text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
                       "kind": {"enum": list(KINDS)}, "event_time": TIME,
                       "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                      "supersedes": MID}, ("text",)), remember),
+                      "supersedes": MID}, ("text",)), remember, private=("text",)),
         tool("memory_recall",
              "Search the user's long-term memories and past conversations with a question as a person would "
              "ask it (any language); best first. Superseded and archived memories are left out unless asked for.",

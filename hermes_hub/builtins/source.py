@@ -23,6 +23,7 @@ class BuiltinTool:
     tool: types.Tool
     handler: ToolHandler
     admin_only: bool = False  # hidden from, and refused to, everyone but admins
+    private: tuple[str, ...] = ()  # arguments the audit records only by size (e.g. a memory's text)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,14 @@ class Builtins:
 
     def describe_state(self) -> str:
         return "READY"
+
+    def redact(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` as the audit may keep them: private ones replaced by their size."""
+        tool = self._tools.get(name)
+        if tool is None or not tool.private:
+            return arguments
+        return {k: f"<{len(str(v)):,} characters, not audited>" if k in tool.private else v
+                for k, v in arguments.items()}
 
     def access(self, name: str, role: str) -> bool:
         tool = self._tools.get(name)

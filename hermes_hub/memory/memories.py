@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -34,6 +34,10 @@ from hermes_hub.memory.recall import RecallQuery, recall
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import MEMORY_STATES, MemoryEvent, MemoryRecord, utcnow
 
+if TYPE_CHECKING:
+    from hermes_hub.agent.providers import Provider
+    from hermes_hub.memory.extraction import Extractor
+
 log = logging.getLogger("hermes_hub.memory")
 MAX_PAGE = 200
 ARCHIVE_EVERY = 3600.0  # seconds between archive passes
@@ -42,11 +46,17 @@ TOUCH_EVERY = 2.0  # seconds between writes of recall bookkeeping
 
 class Memories:
     def __init__(self, store: Store, cfg: MemorySection | None = None, *, embedder: Embedder | None = None,
-                 use_config_embedder: bool = True) -> None:
+                 use_config_embedder: bool = True, judge: Provider | None = None) -> None:
+        """``judge``: the model that extracts memories from conversations (None: explicit writes only)."""
         self.store = store
         self.cfg = cfg or MemorySection()
         self.embedder = embedder if embedder is not None or not use_config_embedder else make_embedder(self.cfg)
         self.indexer = Indexer(store, self.embedder)
+        self.extractor: Extractor | None = None
+        if judge is not None:
+            from hermes_hub.memory.extraction import Extractor
+
+            self.extractor = Extractor(store, judge, self.recall, min_confidence=self.cfg.min_confidence)
         self._touched: dict[str, set[str]] = {}  # user -> memory ids recalled since the last write
         self._stack = AsyncExitStack()
 
@@ -60,6 +70,8 @@ class Memories:
         self._stack.callback(tg.cancel_scope.cancel)
         self._stack.push_async_callback(self._write_touches)  # after the loops stop: the last bookkeeping
         tg.start_soon(self.indexer.run)
+        if self.extractor is not None:
+            tg.start_soon(self.extractor.run)
         tg.start_soon(self._archive_loop)
         tg.start_soon(self._touch_loop)
         return self
@@ -208,14 +220,22 @@ class Memories:
 
     async def status(self) -> dict[str, Any]:
         """The memory subsystem for ``hermes_hub_status``: embedder, counts, queue depths."""
-        return {
+        pending = await self.indexer.pending()
+        out: dict[str, Any] = {
             "embedder": self.embedder.name if self.embedder else "none (lexical recall only)",
             "dimensions": self.embedder.dims if self.embedder else None,
             "embedder_error": self.indexer.error,
-            "extraction": "off (no model configured; only explicit remember writes)",
+            "extraction": "off (no model configured in agent; only explicit remember writes)",
             "memories": await self.store.count_memories(),
-            "pending": await self.indexer.pending(),
+            "pending": pending,
         }
+        if self.extractor is not None:
+            jobs = await self.store.extraction_counts()
+            out["extraction"] = f"on (judge: {self.extractor.provider.name})"
+            out["extraction_jobs"] = jobs
+            out["extraction_error"] = self.extractor.error
+            pending["extraction"] = jobs.get("unscheduled", 0) + jobs.get("pending", 0) + jobs.get("running", 0)
+        return out
 
     # -- background -------------------------------------------------------------------------------
 

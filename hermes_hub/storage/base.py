@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     AuditRecord,
+    ExtractionJob,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -194,8 +195,30 @@ class MemoryStore(Protocol):
         """Drop the vector tables (of one embedder, or all) and their marks; return their names."""
 
 
+class ExtractionQueue(Protocol):
+    """New conversation messages waiting for the memory judge, as durable jobs with leases."""
+
+    async def schedule_extraction(self, limit: int = 1000) -> int:
+        """Turn messages past the queue's mark into one job per session (and move the mark), atomically."""
+
+    async def claim_extraction(self, owner: str, *, lease: float) -> ExtractionJob | None:
+        """Hold the oldest ready job (or one whose holder's lease expired) for ``lease`` seconds."""
+
+    async def extraction_messages(self, job: ExtractionJob, *, context: int) -> list[tuple[Any, ...]]: ...
+
+    async def finish_extraction(self, job_id: int, owner: str,
+                                writes: Sequence[tuple[MemoryRecord, str, MemoryEvent, str | None]],
+                                events: Sequence[MemoryEvent], result: dict[str, Any]) -> bool:
+        """Write the decisions and mark the job done in one transaction; False if ``owner`` lost it."""
+
+    async def fail_extraction(self, job_id: int, owner: str, error: str, *, retry_in: float | None) -> None: ...
+
+    async def extraction_counts(self) -> dict[str, int]: ...
+
+
 @runtime_checkable
-class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, MemoryStore, Protocol):
+class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, MemoryStore, ExtractionQueue,
+            Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -173,6 +173,30 @@ def m007_memory(db: Connection) -> None:
     # Messages that exist before this migration get their terms from the indexer like new ones.
 
 
+def m008_extraction_jobs(db: Connection) -> None:
+    # Durable queue of memory extraction: one job per run of new messages of one session. A worker
+    # claims a job with a lease; the memories it decides on and the job's "done" are written in one
+    # transaction, so a crash redoes the model call but never writes a decision twice.
+    db.execute("""
+        CREATE TABLE extraction_jobs (
+            id            INTEGER PRIMARY KEY,
+            user_id       TEXT NOT NULL,
+            session_id    TEXT NOT NULL,
+            first_pk      INTEGER NOT NULL,    -- messages.pk range of the new messages
+            last_pk       INTEGER NOT NULL,
+            state         TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'running', 'done', 'failed')),
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            owner         TEXT,
+            claimed_until REAL,
+            not_before    REAL NOT NULL DEFAULT 0,
+            created_at    REAL NOT NULL,
+            done_at       REAL,
+            result        TEXT,                -- what was decided (counts, dropped candidates), or the error
+            UNIQUE (session_id, first_pk)
+        )""")
+    db.execute("CREATE INDEX extraction_jobs_ready ON extraction_jobs (state, not_before, id)")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -181,6 +205,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m005_api_tokens,
     m006_audit,
     m007_memory,
+    m008_extraction_jobs,
 ]
 
 

@@ -136,3 +136,15 @@ class RankedRow:
 
     pk: int
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionJob:
+    """A run of new messages of one session waiting for the memory judge."""
+
+    id: int
+    user_id: str
+    session_id: str
+    first_pk: int
+    last_pk: int
+    attempts: int

@@ -32,11 +32,13 @@ import sqlite_vec
 from hermes_hub.errors import StorageError
 from hermes_hub.storage import migrations
 from hermes_hub.storage import sqlite_audit as audit_sql
+from hermes_hub.storage import sqlite_jobs as jobs_sql
 from hermes_hub.storage import sqlite_memory as mem_sql
 from hermes_hub.storage import sqlite_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
 from hermes_hub.storage.records import (
     AuditRecord,
+    ExtractionJob,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -325,6 +327,28 @@ class SQLiteStore:
 
     async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:
         return await self._write(mem_sql.drop_vector_tables, embedder)
+
+    # --- memory extraction queue -------------------------------------------------------------------
+
+    async def schedule_extraction(self, limit: int = 1000) -> int:
+        return await self._write(jobs_sql.schedule, limit)
+
+    async def claim_extraction(self, owner: str, *, lease: float) -> ExtractionJob | None:
+        return await self._write(jobs_sql.claim, owner, lease)
+
+    async def extraction_messages(self, job: ExtractionJob, *, context: int) -> list[tuple[Any, ...]]:
+        return await self._read(jobs_sql.job_messages, job, context)
+
+    async def finish_extraction(self, job_id: int, owner: str,
+                                writes: Sequence[tuple[MemoryRecord, str, MemoryEvent, str | None]],
+                                events: Sequence[MemoryEvent], result: dict[str, Any]) -> bool:
+        return await self._write(jobs_sql.finish, job_id, owner, list(writes), list(events), result)
+
+    async def fail_extraction(self, job_id: int, owner: str, error: str, *, retry_in: float | None) -> None:
+        await self._write(jobs_sql.fail, job_id, owner, error, retry_in)
+
+    async def extraction_counts(self) -> dict[str, int]:
+        return await self._read(jobs_sql.counts)
 
 
 @asynccontextmanager

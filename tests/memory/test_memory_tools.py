@@ -205,3 +205,10 @@ async def test_a_relative_time_in_a_memory_becomes_its_event_time_and_questions_
     assert event[said["memory_id"]] == (today - timedelta(days=1)).isoformat().replace("+00:00", "Z")
     assert found["items"][0]["memory_id"] == recent["memory_id"]
     assert zh["items"][0]["memory_id"] == recent["memory_id"]
+
+
+async def test_the_audit_keeps_a_remembered_text_only_by_its_size(hub):
+    async with Client(hub.server) as host:
+        await call(host, "hermes_memory_remember", {"text": "My bank PIN hint is the blue door", "kind": "note"})
+        calls = await call(host, "hermes_audit_query", {"tool": "hermes_memory_remember"})
+    assert calls["calls"][0]["arguments"] == {"text": "<33 characters, not audited>", "kind": "note"}
