@@ -30,7 +30,7 @@ from hermes_hub.storage.records import ExtractionJob, MemoryEvent, MemoryRecord,
 
 log = logging.getLogger("hermes_hub.memory")
 
-LEASE = 300.0  # seconds a worker may hold a job before another may take it over
+LEASE = 30.0  # seconds a job stays held without a heartbeat (a crashed worker's job is taken over after this)
 CONTEXT = 6  # earlier messages of the session shown for context
 SIMILAR = 8  # existing memories shown to the judge
 IDLE_POLL = 2.0
@@ -105,19 +105,32 @@ class Extractor:
         job = await self.store.claim_extraction(self.owner, lease=LEASE)
         if job is None:
             return scheduled > 0
-        try:
-            writes, events, outcome = await self._judge(job)
-        except (ProviderError, ValueError) as e:
-            retry = getattr(e, "retryable", True) and job.attempts < MAX_ATTEMPTS
+        judged: list[Any] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._heartbeat, job)  # the lease holds while the model thinks
+            try:
+                judged.append(await self._judge(job))
+            except (ProviderError, ValueError) as e:
+                judged.append(e)
+            tg.cancel_scope.cancel()
+        if isinstance(judged[0], Exception):
+            e = judged[0]
+            retry = job.attempts < MAX_ATTEMPTS  # even a refused key: the operator may fix it meanwhile
             self.error = str(e)
             log.warning("memory extraction of session %s failed (attempt %d): %s", job.session_id, job.attempts, e)
             await self.store.fail_extraction(job.id, self.owner, str(e),
                                              retry_in=min(3600.0, 15.0 * 2 ** job.attempts) if retry else None)
             return True
         self.error = None
+        writes, events, outcome = judged[0]
         if not await self.store.finish_extraction(job.id, self.owner, writes, events, outcome.summary()):
             log.warning("memory extraction job %d was taken over before it finished; its result is discarded", job.id)
         return True
+
+    async def _heartbeat(self, job: ExtractionJob) -> None:
+        while True:
+            await anyio.sleep(LEASE / 3)
+            await self.store.renew_extraction(job.id, self.owner, lease=LEASE)
 
     async def drain(self) -> None:
         """Judge everything waiting now (tests, benchmarks)."""

@@ -204,6 +204,9 @@ class ExtractionQueue(Protocol):
     async def claim_extraction(self, owner: str, *, lease: float) -> ExtractionJob | None:
         """Hold the oldest ready job (or one whose holder's lease expired) for ``lease`` seconds."""
 
+    async def renew_extraction(self, job_id: int, owner: str, *, lease: float) -> bool:
+        """Push the lease out while its holder works; False if it lost the job."""
+
     async def extraction_messages(self, job: ExtractionJob, *, context: int) -> list[tuple[Any, ...]]: ...
 
     async def finish_extraction(self, job_id: int, owner: str,

@@ -336,6 +336,9 @@ class SQLiteStore:
     async def claim_extraction(self, owner: str, *, lease: float) -> ExtractionJob | None:
         return await self._write(jobs_sql.claim, owner, lease)
 
+    async def renew_extraction(self, job_id: int, owner: str, *, lease: float) -> bool:
+        return await self._write(jobs_sql.renew, job_id, owner, lease)
+
     async def extraction_messages(self, job: ExtractionJob, *, context: int) -> list[tuple[Any, ...]]:
         return await self._read(jobs_sql.job_messages, job, context)
 

@@ -56,6 +56,13 @@ def job_messages(db: Connection, job: ExtractionJob, context: int) -> list[tuple
     return [(pk, mid, role, content, dt(at)) for pk, mid, role, content, at in [*reversed(earlier), *new]]
 
 
+def renew(db: Connection, job_id: int, owner: str, lease: float) -> bool:
+    """Push the lease out while the holder works; False if it no longer holds the job."""
+    cur = db.execute("UPDATE extraction_jobs SET claimed_until = ? WHERE id = ? AND owner = ? AND state = 'running'",
+                     (time.time() + lease, job_id, owner))
+    return cur.rowcount == 1
+
+
 def _holds(db: Connection, job_id: int, owner: str) -> bool:
     row = db.execute("SELECT state, owner FROM extraction_jobs WHERE id = ?", (job_id,)).fetchone()
     return row is not None and row[0] == "running" and row[1] == owner
