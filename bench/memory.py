@@ -175,8 +175,13 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
     from hermes_hub.memory.embedders.base import Embedder
     from hermes_hub.storage import open_store
 
-    words = ("oslo lisbon coffee tea charts tables piano violin garden hiking sister brother dentist "
-             "meeting budget travel paris tokyo running swimming novel poetry camera bicycle project").split()
+    # A person's memories use many words; 4,000 made-up ones, six per memory, give each word the
+    # document frequency of an everyday noun (~150 of 100k), not that of a stop word.
+    import random
+
+    rnd = random.Random(11)
+    syllables = ["ka", "lo", "mi", "ren", "tas", "vo", "pel", "dru", "sen", "ho", "bri", "nat", "ul", "fe", "go"]
+    words = sorted({"".join(rnd.choice(syllables) for _ in range(3)) for _ in range(6000)})[:4000]
     rows: dict[int, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
@@ -184,8 +189,9 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
                 memories = Memories(store, use_config_embedder=False)
                 start = time.perf_counter()
                 for i in range(size):
-                    a, b, c = words[i % len(words)], words[(i * 7) % len(words)], words[(i * 13) % len(words)]
-                    await memories.remember("u", f"note {i}: {a} with {b} near {c}", kind="note")
+                    picked = rnd.sample(words, 6)
+                    await memories.remember("u", f"note {i}: {' '.join(picked[:3])}, then {' '.join(picked[3:])}",
+                                            kind="note")
                 imported = size / (time.perf_counter() - start)
                 embedder: Embedder | None = None
                 try:
@@ -198,7 +204,7 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
                 if embedder is not None:
                     vec_note = await _fill_vectors(store, embedder, size)
                 memories = Memories(store, embedder=embedder)
-                queries = [f"what about {words[i % len(words)]} and {words[(i * 5) % len(words)]}?" for i in range(60)]
+                queries = [f"what about {rnd.choice(words)} and {rnd.choice(words)}?" for _ in range(60)]
                 embed_times, recall_times = [], []
                 for q in queries:
                     if embedder is not None:

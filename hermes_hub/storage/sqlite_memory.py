@@ -88,7 +88,8 @@ def memories_by_pk(db: Connection, user_id: str, pks: Sequence[int]) -> dict[int
     if not pks:
         return {}
     marks = ",".join("?" * len(pks))
-    rows = db.execute(f"SELECT pk, {_COLS} FROM memories WHERE user_id = ? AND pk IN ({marks})", (user_id, *pks))
+    # ``+user_id``: look the rows up by primary key, then check the owner (the user index would scan them all)
+    rows = db.execute(f"SELECT pk, {_COLS} FROM memories WHERE pk IN ({marks}) AND +user_id = ?", (*pks, user_id))
     return {row[0]: _memory(row[1:]) for row in rows}
 
 
@@ -202,8 +203,8 @@ def messages_by_pk(db: Connection, user_id: str, pks: Sequence[int]) -> dict[int
         return {}
     marks = ",".join("?" * len(pks))
     rows = db.execute(f"SELECT m.pk, m.id, m.session_id, m.role, m.content, m.created_at, s.title FROM messages m "
-                      f"JOIN sessions s ON s.id = m.session_id WHERE m.user_id = ? AND m.pk IN ({marks})",
-                      (user_id, *pks))
+                      f"JOIN sessions s ON s.id = m.session_id WHERE m.pk IN ({marks}) AND +m.user_id = ?",
+                      (*pks, user_id))
     return {row[0]: (row[1], row[2], row[3], row[4], dt(row[5]), row[6]) for row in rows}
 
 
