@@ -171,13 +171,13 @@ def _ms(values: list[float], pct: int) -> str:
 
 async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
     """Recall latency for one user at each size, through ``Memories.recall`` on a real SQLite file."""
-    from hermes_hub.memory import Memories, RecallQuery
-    from hermes_hub.memory.embedders.base import Embedder
-    from hermes_hub.storage import open_store
-
     # A person's memories use many words; 4,000 made-up ones, six per memory, give each word the
     # document frequency of an everyday noun (~150 of 100k), not that of a stop word.
     import random
+
+    from hermes_hub.memory import Memories, RecallQuery
+    from hermes_hub.memory.embedders.base import Embedder
+    from hermes_hub.storage import open_store
 
     rnd = random.Random(11)
     syllables = ["ka", "lo", "mi", "ren", "tas", "vo", "pel", "dru", "sen", "ho", "bri", "nat", "ul", "fe", "go"]
