@@ -49,6 +49,17 @@ class AnthropicProvider:
         self._endpoint = failures.Endpoint("anthropic", cfg.model, str(self._client.base_url), "ANTHROPIC_API_KEY",
                                            "ANTHROPIC_BASE_URL", cfg.max_retries, key)
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections; unclosed ones are otherwise closed at garbage collection, maybe after
+        their event loop has gone."""
+        await self._client.close()
+
+    async def __aenter__(self) -> AnthropicProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     def __repr__(self) -> str:
         return f"<AnthropicProvider {self.name} at {self._endpoint.base_url}>"
 

@@ -72,7 +72,8 @@ class ProviderError(HubError):
 
 
 class Provider(Protocol):
-    """A model. ``name`` is ``"<provider>:<model>"``, e.g. ``"openai:qwen-plus"`` or ``"scripted:demo.json"``."""
+    """A model. ``name`` is ``"<provider>:<model>"``, e.g. ``"openai:qwen-plus"`` or ``"scripted:demo.json"``.
+    Whoever makes one closes it (``aclose``) in the event loop that used it."""
 
     name: str
 
@@ -85,6 +86,9 @@ class Provider(Protocol):
         max_tokens: int = 1024,
         json_output: bool = False,
     ) -> Reply: ...
+
+    async def aclose(self) -> None:
+        """Release connections. Providers are also async context managers: ``async with make_provider(c) as p``."""
 
 
 JSON_INSTRUCTION = "Answer with one JSON object and nothing else: no prose, no code fences."

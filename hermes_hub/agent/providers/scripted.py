@@ -118,6 +118,15 @@ class ScriptedProvider:
         self._left = [r.times for r in self._rules]  # None: unlimited
         self._requests = 0
 
+    async def aclose(self) -> None:
+        """Nothing to release: the rules were read at construction."""
+
+    async def __aenter__(self) -> ScriptedProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     def __repr__(self) -> str:
         return f"<ScriptedProvider {self.name}>"
 
