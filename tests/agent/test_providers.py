@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -16,7 +17,7 @@ from hermes_hub.config import parse_config
 from hermes_hub.errors import ConfigError
 from tests.agent import vendors
 from tests.agent.vendors import FakeVendor, served
-from tests.support import free_port
+from tests.support import PROJECT, free_port
 
 KEY = "sk-test-Zq81secretvalue-4242"
 FAST = {"retry-after-ms": "5"}  # the SDKs honour it, so retries in tests take milliseconds
@@ -332,3 +333,11 @@ async def test_a_bad_script_file_is_a_config_error_naming_the_file_and_the_probl
 async def test_no_provider_configured_is_a_clear_error():
     with pytest.raises(ProviderError, match="no model is configured; set agent.provider"):
         make_provider(parse_config({}, env={}).agent)
+
+
+async def test_the_readme_script_example_loads_and_answers(tmp_path):
+    readme = (PROJECT / "README.md").read_text()
+    [rules] = re.findall(r"```jsonc\n(.*?)```", readme, flags=re.S)
+    provider = scripted(tmp_path, rules)
+    reply = await provider.complete([Message("user", "Extract what matters.")], json_output=True)
+    assert json.loads(reply.text)["memories"][0]["kind"] == "preference"
