@@ -178,6 +178,7 @@ async def test_a_refused_key_says_which_setting_to_fix_and_the_key_appears_nowhe
     assert err.retryable is False and err.status == 401
     assert len(fake.received) == 1  # a refused key is not retried
     assert v.key_sent(fake.received[0].headers) == KEY
+    assert "HTTP Request: POST" in caplog.text or "Request options" in caplog.text  # the SDK's own logs were read
     shown = [str(err), repr(err), repr(provider), caplog.text, repr(parse_config(
         {"agent": {"provider": v.provider, "model": "m", "api_key": KEY}}, env={}))]
     assert [s for s in shown if KEY in s or KEY[-4:] in s] == []
@@ -230,6 +231,19 @@ async def test_a_server_that_is_not_running_is_named_by_its_base_url(v: Vendor):
         await provider.complete([Message("user", "hi")])
     assert str(caught.value).startswith(f"cannot reach provider '{v.provider}' at {base_for(v, url)}")
     assert f"check agent.base_url (or {v.url_env})" in str(caught.value) and caught.value.retryable
+
+
+@BOTH
+async def test_a_vendor_slower_than_the_timeout_says_which_key_raises_it(v: Vendor):
+    fake = FakeVendor(v.path)
+    fake.answer(v.text("Too late."), delay=5)
+    async with served(fake) as url:
+        provider = provider_for(v, base_for(v, url), timeout=0.3, max_retries=0)
+        with anyio.fail_after(20), pytest.raises(ProviderError) as caught:
+            await provider.complete([Message("user", "hi")])
+    assert str(caught.value) == (f"provider '{v.provider}' at {provider._endpoint.base_url} did not answer within "
+                                 f"0.3 s (model '{v.model}'); raise agent.timeout or try again later")
+    assert caught.value.retryable
 
 
 @BOTH
@@ -341,3 +355,14 @@ async def test_the_readme_script_example_loads_and_answers(tmp_path):
     provider = scripted(tmp_path, rules)
     reply = await provider.complete([Message("user", "Extract what matters.")], json_output=True)
     assert json.loads(reply.text)["memories"][0]["kind"] == "preference"
+
+
+@BOTH
+async def test_an_answer_in_another_shape_says_to_check_the_base_url(v: Vendor):
+    fake = FakeVendor(v.path)
+    fake.answer({"hello": "this is not a model API"})
+    async with served(fake) as url:
+        provider = provider_for(v, base_for(v, url))
+        with anyio.fail_after(20), pytest.raises(ProviderError) as caught:
+            await provider.complete([Message("user", "hi")])
+    assert "check agent.base_url" in str(caught.value), str(caught.value)

@@ -31,18 +31,20 @@ class FakeVendor:
     """Answers each request with the next queued ``(status, body, headers)``; records what it received."""
 
     path: str  # "/v1/chat/completions" or "/v1/messages"
-    queue: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
+    queue: list[tuple[int, dict[str, Any], dict[str, str], float]] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
 
     def answer(self, body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None,
-               times: int = 1) -> None:
-        self.queue += [(status, body, headers or {})] * times
+               times: int = 1, delay: float = 0) -> None:
+        """Queue an answer; ``delay`` seconds before it is sent (a slow vendor, for timeouts)."""
+        self.queue += [(status, body, headers or {}, delay)] * times
 
     async def _endpoint(self, request: Request) -> JSONResponse:
         self.received.append(Received(json.loads(await request.body()), dict(request.headers)))
         if not self.queue:
             return JSONResponse({"error": {"message": "the fake has no answer queued"}}, status_code=418)
-        status, body, headers = self.queue.pop(0)
+        status, body, headers, delay = self.queue.pop(0)
+        await anyio.sleep(delay)  # the vendor thinking, not a wait for a state
         return JSONResponse(body, status_code=status, headers=headers)
 
     def app(self) -> Starlette:
@@ -63,7 +65,7 @@ async def served(vendor: FakeVendor) -> AsyncIterator[str]:
         try:
             yield f"http://127.0.0.1:{port}/v1"
         finally:
-            server.should_exit = True
+            server.should_exit = server.force_exit = True  # do not wait for a slow answer still pending
 
 
 # Wire-format answers, as each vendor writes them.

@@ -83,7 +83,12 @@ class AnthropicProvider:
             raise failures.unreachable(self._endpoint) from None
         except anthropic.APIStatusError as e:
             raise failures.from_status(self._endpoint, e.status_code, e.body) from None
-        reply = _reply(response, self.model, json_output)
+        except anthropic.AnthropicError as e:
+            raise failures.unreadable(self._endpoint, e) from None
+        try:
+            reply = _reply(response, self.model, json_output)
+        except (AttributeError, TypeError, ValueError) as e:  # a 200 that is not this vendor's answer
+            raise failures.unreadable(self._endpoint, e) from None
         log.debug("model request %s: %d messages, %d tools, %d in / %d out tokens, %.0f ms, %s", self.name,
                   len(params["messages"]), len(tools), reply.usage.input_tokens, reply.usage.output_tokens,
                   (time.perf_counter() - started) * 1000, reply.stop_reason)
@@ -113,6 +118,8 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
 
 
 def _reply(response: Any, model: str, json_output: bool) -> Reply:
+    if not isinstance(response.content, list) or response.usage is None:
+        raise ValueError("the answer has no 'content' or 'usage'")
     text = "".join(b.text for b in response.content if b.type == "text")
     calls = tuple(ToolCall(b.id, b.name, dict(b.input or {})) for b in response.content if b.type == "tool_use")
     stop = "tool_use" if calls else _STOP.get(response.stop_reason or "end_turn", "end")

@@ -45,6 +45,13 @@ def timed_out(ep: Endpoint, seconds: float) -> ProviderError:
                          f"(model '{ep.model}'); raise agent.timeout or try again later", retryable=True)
 
 
+def unreadable(ep: Endpoint, err: Exception) -> ProviderError:
+    """Anything else the SDK raised, e.g. an answer it cannot parse (a server that is not really compatible)."""
+    said = ep.scrub(" ".join(str(err).split()))[:300]
+    return ProviderError(f"provider '{ep.provider}' at {ep.base_url} failed for model '{ep.model}' "
+                         f"({type(err).__name__}: {said}); check agent.base_url", retryable=True)
+
+
 def from_status(ep: Endpoint, status: int, body: object) -> ProviderError:
     """The ProviderError for an HTTP error ``status`` with the vendor's JSON ``body``."""
     said = ep.scrub(_vendor_message(body))

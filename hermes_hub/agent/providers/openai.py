@@ -19,7 +19,6 @@ import openai
 from hermes_hub.agent.providers import failures
 from hermes_hub.agent.providers.base import (
     Message,
-    ProviderError,
     Reply,
     ToolCall,
     ToolSpec,
@@ -84,7 +83,12 @@ class OpenAIProvider:
             raise failures.unreachable(self._endpoint) from None
         except openai.APIStatusError as e:
             raise failures.from_status(self._endpoint, e.status_code, e.body) from None
-        reply = _reply(response, self.model, json_output)
+        except openai.OpenAIError as e:
+            raise failures.unreadable(self._endpoint, e) from None
+        try:
+            reply = _reply(response, self.model, json_output)
+        except (AttributeError, TypeError, ValueError) as e:  # a 200 that is not this vendor's answer
+            raise failures.unreadable(self._endpoint, e) from None
         log.debug("model request %s: %d messages, %d tools, %d in / %d out tokens, %.0f ms, %s", self.name,
                   len(params["messages"]), len(tools), reply.usage.input_tokens, reply.usage.output_tokens,
                   (time.perf_counter() - started) * 1000, reply.stop_reason)
@@ -111,7 +115,7 @@ def wire_messages(system: str | None, messages: list[Message]) -> list[dict[str,
 
 def _reply(response: Any, model: str, json_output: bool) -> Reply:
     if not response.choices:
-        raise ProviderError(f"provider 'openai' answered without a choice for model '{model}'", retryable=True)
+        raise ValueError("the answer has no 'choices'")
     choice = response.choices[0]
     calls = tuple(ToolCall(c.id, c.function.name, _arguments(c.function.arguments))
                   for c in (choice.message.tool_calls or ()) if getattr(c, "function", None))
