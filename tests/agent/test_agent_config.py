@@ -79,3 +79,11 @@ def test_check_warns_when_a_vendor_has_no_key_in_hub_json_or_the_environment(tmp
     assert without.stderr == ("warning: agent.api_key: provider 'openai' has no API key; set agent.api_key or "
                               "OPENAI_API_KEY\n")
     assert with_env.stderr == ""
+
+
+def test_a_section_built_in_code_is_checked_when_its_provider_is_made():
+    from hermes_hub.agent.providers import make_provider
+    from hermes_hub.config import AgentSection
+
+    with pytest.raises(ConfigError, match="agent.model: provider 'openai' needs 'model'"):
+        make_provider(AgentSection(provider="openai"))

@@ -30,6 +30,10 @@ def make_provider(cfg: AgentSection) -> Provider:
     """The provider ``cfg`` (hub.json's ``agent``) describes. Raises ConfigError for a bad script file and
     ProviderError when ``cfg.provider`` is None (check ``cfg.provider`` first: no model means features that
     need one are off)."""
+    if problems := cfg.problems():  # a section built in code skipped parse_config's check
+        from hermes_hub.errors import ConfigError
+
+        raise ConfigError(problems)
     if cfg.provider == "anthropic":
         from hermes_hub.agent.providers.anthropic import AnthropicProvider
 
@@ -41,6 +45,5 @@ def make_provider(cfg: AgentSection) -> Provider:
     if cfg.provider == "scripted":
         from hermes_hub.agent.providers.scripted import ScriptedProvider
 
-        assert cfg.script_path is not None, "AgentSection.problems() requires a script for provider 'scripted'"
-        return ScriptedProvider(cfg.script_path, cfg.script)
+        return ScriptedProvider(cfg.script_path, cfg.script)  # type: ignore[arg-type]  # problems() saw a script
     raise ProviderError("no model is configured; set agent.provider in hub.json (anthropic, openai or scripted)")
