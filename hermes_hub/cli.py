@@ -224,12 +224,35 @@ def check(config: str | None, config_opt: str) -> None:
     rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
             for n, s in cfg.mcp_servers.items()]
     click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
-    problems = _unstartable(cfg)
+    problems, agent_problems = _unstartable(cfg), _agent_problems(cfg)
+    for problem in problems + agent_problems:
+        click.echo(f"error: {problem}", err=True)
     if problems:
-        for problem in problems:
-            click.echo(f"error: {problem}", err=True)
         _fail(f"{path}: {len(problems)} enabled server{'s' * (len(problems) != 1)} cannot start (see above)")
+    if agent_problems:
+        _fail(f"{path}: the model in 'agent' cannot answer (see above)")
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
+
+
+def _agent_problems(cfg: HubConfig) -> list[str]:
+    """What stops the configured model from answering: a script file that is missing or malformed; for a
+    vendor, a key found neither in hub.json nor in the environment is only warned about (it may be set later)."""
+    import os
+
+    agent = cfg.agent
+    if agent.provider == "scripted" and agent.script_path is not None:
+        from hermes_hub.agent.providers.scripted import load_script
+
+        try:
+            load_script(agent.script_path)
+        except ConfigError as e:
+            return [f"{key}: {msg}" for key, msg in e.problems]
+    elif agent.provider in ("anthropic", "openai"):
+        env = f"{agent.provider.upper()}_API_KEY"
+        if agent.api_key is None and not os.environ.get(env) and not agent.base_url:
+            click.echo(f"warning: agent.api_key: provider '{agent.provider}' has no API key; set agent.api_key "
+                       f"or {env}", err=True)
+    return []
 
 
 def _unstartable(cfg: HubConfig) -> list[str]:

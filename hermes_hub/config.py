@@ -12,7 +12,16 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from hermes_hub.errors import ConfigError
 
@@ -137,6 +146,36 @@ class MemorySection(_Strict):
     min_confidence: float = Field(0.6, ge=0, le=1)  # judged writes below this are not stored
 
 
+class AgentSection(_Strict):
+    """The model the hub talks to (memory extraction, and later the agent loop). No provider: no model."""
+
+    provider: Literal["anthropic", "openai", "scripted"] | None = None
+    model: str | None = None  # e.g. "claude-sonnet-4-5", "gpt-4o-mini", "qwen-plus"
+    base_url: str | None = None  # default ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the vendor's
+    api_key: SecretStr | None = None  # default ANTHROPIC_API_KEY / OPENAI_API_KEY; never logged or shown
+    script: str | None = None  # scripted: the rules file, relative to hub.json's folder
+    timeout: float = Field(60.0, gt=0)  # seconds one model request may take
+    max_retries: int = Field(2, ge=0, le=10)  # SDK retries of 429, 5xx, overload and lost connections
+    _base_dir: Path | None = PrivateAttr(None)  # hub.json's folder, set by parse_config
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Keys the chosen provider needs and lacks, as ``(key_path, message)``."""
+        if self.provider == "scripted" and not self.script:
+            return [("agent.script", "provider 'scripted' needs 'script', the file of rules it answers from "
+                     "(see README, Models)")]
+        if self.provider in ("anthropic", "openai") and not self.model:
+            example = "claude-sonnet-4-5" if self.provider == "anthropic" else "gpt-4o-mini"
+            return [("agent.model", f"provider '{self.provider}' needs 'model', e.g. \"{example}\"")]
+        return []
+
+    @property
+    def script_path(self) -> Path | None:
+        """``script`` resolved against hub.json's folder."""
+        if self.script is None:
+            return None
+        return (self._base_dir or Path.cwd()) / self.script
+
+
 class TokenEntry(_Strict):
     token: str = Field(min_length=16)
     user: str = Field(min_length=1)
@@ -158,6 +197,7 @@ class HubConfig(_Strict):
     storage: StorageSection = Field(default_factory=StorageSection)
     auth: AuthSection = Field(default_factory=AuthSection)
     memory: MemorySection = Field(default_factory=MemorySection)
+    agent: AgentSection = Field(default_factory=AgentSection)
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)
 
@@ -208,10 +248,13 @@ def parse_config(
         cfg = HubConfig.model_validate(raw)
     except ValidationError as e:
         problems += [(_key_path(err["loc"]), _message(err)) for err in e.errors()]
+    else:
+        problems += cfg.agent.problems()
     if problems:
         raise ConfigError(problems, source)
     cfg.base_dir = base_dir or Path.cwd()
     cfg.warnings = warnings
+    cfg.agent._base_dir = cfg.base_dir
     for server in cfg.mcp_servers.values():
         server._file = source
     return cfg
@@ -241,7 +284,7 @@ def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) ->
 
 
 def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[tuple[str, str]]) -> dict[str, Any]:
-    known_top = {"mcpServers", "hub", "storage", "auth"}
+    known_top = {"mcpServers", "hub", "storage", "auth", "memory", "agent"}
     out = {}
     for key, value in raw.items():
         if key in known_top:
@@ -262,7 +305,8 @@ def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[
 
 _SERVER_FIELDS = sorted(ServerConfig.model_fields)
 _SECTION_FIELDS = {"hub": sorted(HubSection.model_fields), "storage": sorted(StorageSection.model_fields),
-                   "auth": sorted(AuthSection.model_fields)}
+                   "auth": sorted(AuthSection.model_fields), "memory": sorted(MemorySection.model_fields),
+                   "agent": sorted(AgentSection.model_fields)}
 
 
 def _message(err: Any) -> str:

@@ -1,0 +1,49 @@
+"""Model providers behind one interface (``base.py``), one module per vendor.
+
+    provider = make_provider(config.agent)      # None when no model is configured
+    reply = await provider.complete([Message("user", "hi")])
+
+Vendor modules import their SDK only when chosen, so the command line stays quick to start.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_hub.agent.providers.base import (
+    Message,
+    Provider,
+    ProviderError,
+    Reply,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from hermes_hub.config import AgentSection
+
+__all__ = ["Message", "Provider", "ProviderError", "Reply", "ToolCall", "ToolSpec", "Usage", "make_provider"]
+
+
+def make_provider(cfg: AgentSection) -> Provider:
+    """The provider ``cfg`` (hub.json's ``agent``) describes. Raises ConfigError for a bad script file and
+    ProviderError when ``cfg.provider`` is None (check ``cfg.provider`` first: no model means features that
+    need one are off)."""
+    if problems := cfg.problems():  # a section built in code skipped parse_config's check
+        from hermes_hub.errors import ConfigError
+
+        raise ConfigError(problems)
+    if cfg.provider == "anthropic":
+        from hermes_hub.agent.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(cfg)
+    if cfg.provider == "openai":
+        from hermes_hub.agent.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(cfg)
+    if cfg.provider == "scripted":
+        from hermes_hub.agent.providers.scripted import ScriptedProvider
+
+        return ScriptedProvider(cfg.script_path, cfg.script)  # type: ignore[arg-type]  # problems() saw a script
+    raise ProviderError("no model is configured; set agent.provider in hub.json (anthropic, openai or scripted)")

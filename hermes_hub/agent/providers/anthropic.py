@@ -1,0 +1,131 @@
+"""Anthropic's Messages API with tool use, through the ``anthropic`` SDK.
+
+    provider = AnthropicProvider(AgentSection(provider="anthropic", model="claude-sonnet-4-5"))
+
+Tool calls arrive as ``tool_use`` blocks; our ``tool`` messages go back as ``tool_result`` blocks inside a
+user turn. The API wants turns to alternate, so consecutive results (and a user text after them) share
+one user turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+
+from hermes_hub.agent.providers import failures
+from hermes_hub.agent.providers.base import (
+    Message,
+    Reply,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    strip_fences,
+    with_json_instruction,
+)
+from hermes_hub.config import AgentSection
+
+log = logging.getLogger(__name__)
+_STOP = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use", "max_tokens": "max_tokens",
+         "model_context_window_exceeded": "max_tokens"}
+_NO_KEY = "no-key"  # compatible servers that ignore the key still need the SDK to send one
+
+
+class AnthropicProvider:
+    def __init__(self, cfg: AgentSection) -> None:
+        assert cfg.model, "AgentSection validation requires a model for provider 'anthropic'"
+        key = cfg.api_key.get_secret_value() if cfg.api_key else os.environ.get("ANTHROPIC_API_KEY")
+        base_url = cfg.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self.model = cfg.model
+        self.name = f"anthropic:{cfg.model}"
+        self._timeout = cfg.timeout
+        self._missing_key = not key and not base_url
+        self._client = anthropic.AsyncAnthropic(api_key=key or _NO_KEY, base_url=base_url, timeout=cfg.timeout,
+                                                max_retries=cfg.max_retries)
+        self._endpoint = failures.Endpoint("anthropic", cfg.model, str(self._client.base_url), "ANTHROPIC_API_KEY",
+                                           "ANTHROPIC_BASE_URL", cfg.max_retries, key)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections; unclosed ones are otherwise closed at garbage collection, maybe after
+        their event loop has gone."""
+        await self._client.close()
+
+    async def __aenter__(self) -> AnthropicProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<AnthropicProvider {self.name} at {self._endpoint.base_url}>"
+
+    async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
+                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+        if self._missing_key:
+            raise failures.missing_key(self._endpoint)
+        system = with_json_instruction(system) if json_output else system
+        params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": wire_messages(messages)}
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                               for t in tools]
+        started = time.perf_counter()
+        try:
+            response = await self._client.messages.create(**params)
+        except anthropic.APITimeoutError:
+            raise failures.timed_out(self._endpoint, self._timeout) from None
+        except anthropic.APIConnectionError:
+            raise failures.unreachable(self._endpoint) from None
+        except anthropic.APIStatusError as e:
+            raise failures.from_status(self._endpoint, e.status_code, e.body) from None
+        except anthropic.AnthropicError as e:
+            raise failures.unreadable(self._endpoint, e) from None
+        try:
+            reply = _reply(response, self.model, json_output)
+        except (AttributeError, TypeError, ValueError) as e:  # a 200 that is not this vendor's answer
+            raise failures.unreadable(self._endpoint, e) from None
+        log.debug("model request %s: %d messages, %d tools, %d in / %d out tokens, %.0f ms, %s", self.name,
+                  len(params["messages"]), len(tools), reply.usage.input_tokens, reply.usage.output_tokens,
+                  (time.perf_counter() - started) * 1000, reply.stop_reason)
+        return reply
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Our messages as Messages API turns of content blocks, consecutive same-role turns merged."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = "user" if m.role == "tool" else m.role
+        blocks = _blocks(m)
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+        return [block | {"is_error": True}] if m.is_error else [block]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+    return blocks
+
+
+def _reply(response: Any, model: str, json_output: bool) -> Reply:
+    if not isinstance(response.content, list) or response.usage is None:
+        raise ValueError("the answer has no 'content' or 'usage'")
+    text = "".join(b.text for b in response.content if b.type == "text")
+    calls = tuple(ToolCall(b.id, b.name, dict(b.input or {})) for b in response.content if b.type == "tool_use")
+    stop = "tool_use" if calls else _STOP.get(response.stop_reason or "end_turn", "end")
+    u = response.usage
+    # Cached prompt tokens are counted apart by the vendor; the budget wants everything the model read.
+    read = (u.input_tokens or 0) + (getattr(u, "cache_creation_input_tokens", 0) or 0) + \
+        (getattr(u, "cache_read_input_tokens", 0) or 0)
+    return Reply(strip_fences(text) if json_output else text, calls, stop, Usage(read, u.output_tokens or 0),
+                 response.model or model)

@@ -1,0 +1,137 @@
+"""OpenAI Chat Completions with tools, through the ``openai`` SDK. ``base_url`` makes it any compatible
+server: Ollama (``http://localhost:11434/v1``), vLLM, DeepSeek, Qwen through DashScope's compatible mode,
+OpenRouter.
+
+    provider = OpenAIProvider(AgentSection(provider="openai", model="qwen-plus", base_url=...))
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from hermes_hub.agent.providers import failures
+from hermes_hub.agent.providers.base import (
+    Message,
+    Reply,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    strip_fences,
+    with_json_instruction,
+)
+from hermes_hub.config import AgentSection
+
+log = logging.getLogger(__name__)
+_STOP = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
+# Local servers (Ollama, vLLM) ignore the key, but the SDK refuses to start without one.
+_NO_KEY = "no-key"
+
+
+class OpenAIProvider:
+    def __init__(self, cfg: AgentSection) -> None:
+        assert cfg.model, "AgentSection validation requires a model for provider 'openai'"
+        key = cfg.api_key.get_secret_value() if cfg.api_key else os.environ.get("OPENAI_API_KEY")
+        base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.model = cfg.model
+        self.name = f"openai:{cfg.model}"
+        self._timeout = cfg.timeout
+        self._missing_key = not key and not base_url
+        self._client = openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=base_url, timeout=cfg.timeout,
+                                          max_retries=cfg.max_retries)
+        self._endpoint = failures.Endpoint("openai", cfg.model, str(self._client.base_url), "OPENAI_API_KEY",
+                                           "OPENAI_BASE_URL", cfg.max_retries, key)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections; unclosed ones are otherwise closed at garbage collection, maybe after
+        their event loop has gone."""
+        await self._client.close()
+
+    async def __aenter__(self) -> OpenAIProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<OpenAIProvider {self.name} at {self._endpoint.base_url}>"
+
+    async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
+                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+        if self._missing_key:
+            raise failures.missing_key(self._endpoint)
+        params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens,
+                                  "messages": wire_messages(with_json_instruction(system) if json_output else system,
+                                                            messages)}
+        if tools:
+            params["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                                 "parameters": t.input_schema}} for t in tools]
+        if json_output:
+            params["response_format"] = {"type": "json_object"}
+        started = time.perf_counter()
+        try:
+            response = await self._client.chat.completions.create(**params)
+        except openai.APITimeoutError:
+            raise failures.timed_out(self._endpoint, self._timeout) from None
+        except openai.APIConnectionError:
+            raise failures.unreachable(self._endpoint) from None
+        except openai.APIStatusError as e:
+            raise failures.from_status(self._endpoint, e.status_code, e.body) from None
+        except openai.OpenAIError as e:
+            raise failures.unreadable(self._endpoint, e) from None
+        try:
+            reply = _reply(response, self.model, json_output)
+        except (AttributeError, TypeError, ValueError) as e:  # a 200 that is not this vendor's answer
+            raise failures.unreadable(self._endpoint, e) from None
+        log.debug("model request %s: %d messages, %d tools, %d in / %d out tokens, %.0f ms, %s", self.name,
+                  len(params["messages"]), len(tools), reply.usage.input_tokens, reply.usage.output_tokens,
+                  (time.perf_counter() - started) * 1000, reply.stop_reason)
+        return reply
+
+
+def wire_messages(system: str | None, messages: list[Message]) -> list[dict[str, Any]]:
+    """Our messages in Chat Completions' shape: the system prompt first, tool results as ``tool`` turns."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for m in messages:
+        if m.role == "tool":
+            # Chat Completions has no error flag on a tool result: say it in the text.
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id,
+                        "content": f"ERROR: {m.content}" if m.is_error else m.content})
+        elif m.role == "assistant" and m.tool_calls:
+            out.append({"role": "assistant", "content": m.content or None, "tool_calls": [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                for c in m.tool_calls]})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _reply(response: Any, model: str, json_output: bool) -> Reply:
+    if not response.choices:
+        raise ValueError("the answer has no 'choices'")
+    choice = response.choices[0]
+    calls = tuple(ToolCall(c.id, c.function.name, _arguments(c.function.arguments))
+                  for c in (choice.message.tool_calls or ()) if getattr(c, "function", None))
+    stop = "tool_use" if calls else _STOP.get(choice.finish_reason or "stop", "end")
+    text = choice.message.content or ""
+    usage = response.usage
+    return Reply(strip_fences(text) if json_output else text, calls, stop,
+                 Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
+                 response.model or model)
+
+
+def _arguments(raw: str | None) -> dict:
+    """A tool call's arguments; text that is not a JSON object is kept under ``_unparsed_arguments`` so the
+    loop can tell the model its call was malformed instead of calling the tool with nothing."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {"_unparsed_arguments": raw}
+    return value if isinstance(value, dict) else {"_unparsed_arguments": raw}

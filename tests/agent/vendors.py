@@ -1,0 +1,108 @@
+"""Fake vendor APIs at the edge of the world: a Starlette app speaking OpenAI's Chat Completions or
+Anthropic's Messages wire format, served by uvicorn on a free port, answering from a queue and recording
+every request it received."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from tests.support import free_port
+
+
+@dataclass
+class Received:
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class FakeVendor:
+    """Answers each request with the next queued ``(status, body, headers)``; records what it received."""
+
+    path: str  # "/v1/chat/completions" or "/v1/messages"
+    queue: list[tuple[int, dict[str, Any], dict[str, str], float]] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+
+    def answer(self, body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None,
+               times: int = 1, delay: float = 0) -> None:
+        """Queue an answer; ``delay`` seconds before it is sent (a slow vendor, for timeouts)."""
+        self.queue += [(status, body, headers or {}, delay)] * times
+
+    async def _endpoint(self, request: Request) -> JSONResponse:
+        self.received.append(Received(json.loads(await request.body()), dict(request.headers)))
+        if not self.queue:
+            return JSONResponse({"error": {"message": "the fake has no answer queued"}}, status_code=418)
+        status, body, headers, delay = self.queue.pop(0)
+        await anyio.sleep(delay)  # the vendor thinking, not a wait for a state
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route(self.path, self._endpoint, methods=["POST"])])
+
+
+@asynccontextmanager
+async def served(vendor: FakeVendor) -> AsyncIterator[str]:
+    """Serve ``vendor`` on a free port; yields its base URL (ending in /v1) once it listens."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(vendor.app(), host="127.0.0.1", port=port, log_level="warning",
+                                          lifespan="off"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)  # poll interval only; bounded above
+        try:
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            server.should_exit = server.force_exit = True  # do not wait for a slow answer still pending
+
+
+# Wire-format answers, as each vendor writes them.
+
+def openai_text(text: str, model: str = "qwen-plus", usage: tuple[int, int] = (12, 3)) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+
+
+def openai_tool_call(call_id: str, name: str, arguments: dict[str, Any], model: str = "qwen-plus") -> dict[str, Any]:
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return {"id": "chatcmpl-2", "object": "chat.completion", "created": 1700000000, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49}}
+
+
+def openai_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": str(status)}}
+
+
+def anthropic_text(text: str, model: str = "claude-sonnet-4-5", usage: tuple[int, int] = (12, 3)) -> dict[str, Any]:
+    return {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+
+
+def anthropic_tool_call(call_id: str, name: str, arguments: dict[str, Any],
+                        model: str = "claude-sonnet-4-5") -> dict[str, Any]:
+    return {"id": "msg_2", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": "Let me look."},
+                        {"type": "tool_use", "id": call_id, "name": name, "input": arguments}],
+            "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 40, "output_tokens": 9}}
+
+
+def anthropic_error(status: int, message: str) -> dict[str, Any]:
+    kind = {401: "authentication_error", 404: "not_found_error", 429: "rate_limit_error",
+            529: "overloaded_error"}.get(status, "api_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
