@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -46,6 +46,9 @@ async def _unaudited() -> AsyncIterator[Any]:
     yield audit.Recording()
 
 
+if TYPE_CHECKING:
+    from hermes_hub.agent.providers import Provider
+
 log = logging.getLogger("hermes_hub")
 ANNOUNCE_DEBOUNCE = 0.1  # seconds
 
@@ -74,6 +77,7 @@ class Hub:
         self.audit_writer: audit.AuditWriter | None = None
         self.sessions: Sessions | None = None
         self.memories: Memories | None = None
+        self.model: Provider | None = None
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
@@ -102,6 +106,16 @@ class Hub:
         if self.memories is None:
             raise HubError("the hub's store is not open; memory is available once the hub has started")
         return self.memories
+
+    async def _model(self) -> Provider | None:
+        """The configured model (``agent``), closed with the hub; None when there is none."""
+        if self.config.agent.provider is None:
+            return None
+        from hermes_hub.agent.providers import make_provider
+
+        provider = make_provider(self.config.agent)
+        self._stack.push_async_callback(provider.aclose)
+        return provider
 
     async def _audit_store(self) -> Store:
         """The store, with every audit row submitted so far written (readers see their last call)."""
@@ -187,7 +201,9 @@ class Hub:
             storage = self.config.storage
             self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
             self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
-            self.memories = await self._stack.enter_async_context(Memories(self.store, self.config.memory))
+            self.model = await self._model()
+            self.memories = await self._stack.enter_async_context(
+                Memories(self.store, self.config.memory, judge=self.model))
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)
             self.audit_writer = audit.AuditWriter(self.store)

@@ -75,6 +75,11 @@ def finish(db: Connection, job_id: int, owner: str, writes: Sequence[tuple[Memor
     if not _holds(db, job_id, owner):
         return False
     for record, key, event, supersedes in writes:
+        known = mem_sql.find_duplicate(db, record.user_id, key) if supersedes is None else None
+        if known is not None:  # already remembered (in other words or by another job): confirm it instead
+            mem_sql.add_event(db, MemoryEvent(known, record.user_id, record.created_at, "confirmed", event.actor,
+                                              event.reason))
+            continue
         mem_sql.insert_memory(db, record, key, event, supersedes)
     for event in events:
         mem_sql.add_event(db, event)

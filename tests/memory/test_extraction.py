@@ -124,3 +124,37 @@ async def test_a_relative_time_is_read_against_when_the_message_was_said(hub):
         await settled(host)
         [memory] = (await call(host, "hermes_memory_list"))["memories"]
     assert memory["event_time"].startswith("2023-05-01")  # the Monday of the week before 2023-05-10
+
+
+async def test_the_extraction_queue_survives_a_kill_9_and_judges_each_conversation_exactly_once(tmp_path):
+    import os
+    import signal
+
+    from hermes_hub.storage import open_store
+    from tests.support import serve_process
+
+    sessions = 40
+    rules = [{"when": rf"conversation {n}\b", "json": decisions({
+        "action": "ADD", "text": f"Fact number {n} about the user", "kind": "fact", "confidence": 0.9,
+        "sources": ["m1"], "reason": "test"})} for n in range(sessions)]
+    (tmp_path / "judge.json").write_text(json.dumps(rules))
+    config = {"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+              "agent": {"provider": "scripted", "script": str(tmp_path / "judge.json")}}
+    async with serve_process(config, tmp_path) as served:
+        async with Client(served.url) as host:
+            for n in range(sessions):
+                await say(host, f"this is conversation {n}")
+            with anyio.fail_after(120):
+                while (done := (await call(host, "hermes_hub_status"))["memory"]["extraction_jobs"].get("done", 0)) < 3:
+                    await anyio.sleep(0.02)
+        os.kill(served.proc.pid, signal.SIGKILL)
+        assert done < sessions, "extraction finished before the kill; the test needs more conversations"
+        served.proc.wait(10)
+    async with serve_process(config, tmp_path) as served, Client(served.url) as host:
+        status = await settled(host)
+    async with open_store(f"sqlite:///{tmp_path}/hub.db") as store:
+        texts = [t for (t,) in await store.raw("SELECT text FROM memories ORDER BY text")]
+        jobs = await store.raw("SELECT state, COUNT(*) FROM extraction_jobs GROUP BY state")
+    assert sorted(texts) == sorted(f"Fact number {n} about the user" for n in range(sessions))
+    assert jobs == [("done", sessions)]
+    assert status["extraction_jobs"]["done"] == sessions
