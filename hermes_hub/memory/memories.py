@@ -31,6 +31,7 @@ from hermes_hub.memory.embedders import Embedder, make_embedder
 from hermes_hub.memory.indexer import TERMS_MARK, Indexer
 from hermes_hub.memory.model import HistoryEntry, Memory, RecallItem
 from hermes_hub.memory.recall import RecallQuery, recall
+from hermes_hub.memory.vectors import VectorCache
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import MEMORY_STATES, MemoryEvent, MemoryRecord, utcnow
 
@@ -52,6 +53,7 @@ class Memories:
         self.cfg = cfg or MemorySection()
         self.embedder = embedder if embedder is not None or not use_config_embedder else make_embedder(self.cfg)
         self.indexer = Indexer(store, self.embedder)
+        self.vectors = VectorCache(store)
         self.extractor: Extractor | None = None
         if judge is not None:
             from hermes_hub.memory.extraction import Extractor
@@ -119,10 +121,13 @@ class Memories:
 
     async def forget(self, user_id: str, memory_id: str) -> dict[str, Any]:
         await self.store.delete_memories(user_id, memory_id)
+        self.vectors.forget(user_id=user_id)
         return {"forgotten": memory_id}
 
     async def forget_all(self, user_id: str) -> dict[str, Any]:
-        return {"forgotten": await self.store.delete_memories(user_id, None)}
+        n = await self.store.delete_memories(user_id, None)
+        self.vectors.forget(user_id=user_id)
+        return {"forgotten": n}
 
     async def restore(self, user_id: str, memory_id: str) -> Memory:
         event = MemoryEvent(memory_id, user_id, utcnow(), "restored", f"user:{user_id}", "restored on request")
@@ -154,7 +159,8 @@ class Memories:
         if q.window is None and (asked := timeparse.query_window(q.text, now)) is not None:
             # "what did I do last week": items of that time rank higher; its words are not searched for
             q = dataclasses.replace(q, window=(asked.span.start, asked.span.end), lexical_text=asked.rest)
-        items = await recall(self.store, self.indexer, user_id, q, now=now, half_life_days=self.cfg.half_life_days)
+        items = await recall(self.store, self.indexer, user_id, q, now=now, half_life_days=self.cfg.half_life_days,
+                             vectors=self.vectors)
         recalled = {i.memory_id for i in items if i.memory_id}
         if recalled:  # bookkeeping off the request path
             self._touched.setdefault(user_id, set()).update(recalled)
@@ -212,6 +218,7 @@ class Memories:
         """Forget every background index (vectors of any embedder, the messages' text index) so the
         indexer rebuilds them with the current embedder; return the vector tables dropped."""
         dropped = await self.store.drop_vector_tables()
+        self.vectors.forget()
         await self.store.reset_message_terms(TERMS_MARK)
         if self.embedder is not None and self.embedder.dims:
             for source in ("memories", "messages"):

@@ -20,6 +20,7 @@ import anyio
 
 from hermes_hub.memory.indexer import Indexer
 from hermes_hub.memory.model import RecallItem
+from hermes_hub.memory.vectors import VectorCache
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import MemoryRecord, RankedRow
 from hermes_hub.storage.terms import match_query
@@ -56,8 +57,8 @@ class _Candidate:
 
 
 async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *, now: datetime,
-                 half_life_days: float) -> list[RecallItem]:
-    lists = await _ranked_lists(store, indexer, user_id, q)
+                 half_life_days: float, vectors: VectorCache | None = None) -> list[RecallItem]:
+    lists = await _ranked_lists(store, indexer, vectors or VectorCache(store), user_id, q)
     fused: dict[tuple[str, int], _Candidate] = {}
     for name, (source, rows, weight) in lists.items():
         for rank, row in enumerate(rows, start=1):
@@ -81,7 +82,7 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
     return items[:q.limit]
 
 
-async def _ranked_lists(store: Store, indexer: Indexer, user_id: str, q: RecallQuery,
+async def _ranked_lists(store: Store, indexer: Indexer, cache: VectorCache, user_id: str, q: RecallQuery,
                         ) -> dict[str, tuple[str, list[RankedRow], float]]:
     """Every ranked list the question yields, run concurrently: name -> (source, rows, weight)."""
     out: dict[str, tuple[str, list[RankedRow], float]] = {}
@@ -105,7 +106,7 @@ async def _ranked_lists(store: Store, indexer: Indexer, user_id: str, q: RecallQ
         for source, wanted in sources:
             table = indexer.table(source)
             if wanted in q.sources and table is not None:
-                out[f"vector_{source}"] = (source, await store.nearest(table, user_id, vector, CANDIDATES),
+                out[f"vector_{source}"] = (source, await cache.nearest(table, user_id, vector, CANDIDATES),
                                            VECTOR_WEIGHT[source])
 
     if indexer.embedder is not None:

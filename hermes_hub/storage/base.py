@@ -189,6 +189,12 @@ class MemoryStore(Protocol):
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         """The ``k`` nearest of one user's vectors (cosine distance, lower is better)."""
 
+    async def index_mark(self, mark: str) -> int:
+        """The last pk an index has covered (0 when it has not started)."""
+
+    async def vectors_between(self, table: str, user_id: str, after_pk: int, upto_pk: int) -> list[tuple[int, bytes]]:
+        """(pk, float32 bytes) of one user's vectors in ``(after_pk, upto_pk]``, for an in-process index."""
+
     async def reset_message_terms(self, mark: str) -> None: ...
 
     async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:

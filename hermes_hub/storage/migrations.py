@@ -57,6 +57,11 @@ def m003_message_search(db: Connection) -> None:
         CREATE VIRTUAL TABLE messages_fts USING fts5 (
             content, content = 'messages', content_rowid = 'pk', tokenize = 'trigram'
         )""")
+    m003_message_search_triggers(db)
+
+
+def m003_message_search_triggers(db: Connection) -> None:
+    """Keep ``messages_fts`` in step with ``messages`` (also recreated when ``messages`` is rebuilt)."""
     db.execute("""
         CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
             INSERT INTO messages_fts (rowid, content) VALUES (new.pk, new.content);
@@ -115,10 +120,39 @@ def m006_audit(db: Connection) -> None:
     db.execute("CREATE INDEX audit_by_time ON audit (at)")
 
 
+def _messages_never_reuse_a_key(db: Connection) -> None:
+    """Rebuild ``messages`` with AUTOINCREMENT: SQLite otherwise gives a new row the key of a deleted
+    last row, and background indexing, which resumes from "every key past N", would skip it."""
+    db.execute("""
+        CREATE TABLE messages_v7 (
+            pk           INTEGER PRIMARY KEY AUTOINCREMENT,
+            id           TEXT NOT NULL UNIQUE,
+            session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            user_id      TEXT NOT NULL,
+            seq          INTEGER NOT NULL,
+            role         TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content      TEXT NOT NULL,
+            tool_calls   TEXT,
+            tool_call_id TEXT,
+            created_at   REAL NOT NULL,
+            metadata     TEXT,
+            UNIQUE (session_id, seq)
+        )""")
+    db.execute("INSERT INTO messages_v7 SELECT pk, id, session_id, user_id, seq, role, content, tool_calls, "
+               "tool_call_id, created_at, metadata FROM messages")
+    for trigger in ("messages_fts_insert", "messages_fts_delete", "messages_fts_update"):
+        db.execute(f"DROP TRIGGER {trigger}")
+    db.execute("DROP TABLE messages")
+    db.execute("ALTER TABLE messages_v7 RENAME TO messages")
+    db.execute("CREATE INDEX messages_by_user ON messages (user_id)")
+    m003_message_search_triggers(db)
+
+
 def m007_memory(db: Connection) -> None:
+    _messages_never_reuse_a_key(db)
     db.execute("""
         CREATE TABLE memories (
-            pk               INTEGER PRIMARY KEY,  -- rowid of the lexical and vector indexes
+            pk               INTEGER PRIMARY KEY AUTOINCREMENT,  -- rowid of the text and vector indexes
             id               TEXT NOT NULL UNIQUE,
             user_id          TEXT NOT NULL,
             text             TEXT NOT NULL,

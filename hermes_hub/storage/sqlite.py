@@ -325,6 +325,12 @@ class SQLiteStore:
     async def reset_message_terms(self, mark: str) -> None:
         await self._write(mem_sql.reset_message_terms, mark)
 
+    async def index_mark(self, mark: str) -> int:
+        return await self._read(mem_sql.mark, mark)
+
+    async def vectors_between(self, table: str, user_id: str, after_pk: int, upto_pk: int) -> list[tuple[int, bytes]]:
+        return await self._read(mem_sql.vectors_between, table, user_id, after_pk, upto_pk)
+
     async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:
         return await self._write(mem_sql.drop_vector_tables, embedder)
 

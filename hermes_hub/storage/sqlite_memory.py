@@ -297,6 +297,25 @@ def reset_message_terms(db: Connection, name: str) -> None:
     db.execute("DELETE FROM index_marks WHERE name = ?", (name,))
 
 
+def vectors_between(db: Connection, table: str, user_id: str, after_pk: int, upto_pk: int) -> list[tuple[int, bytes]]:
+    """(pk, float32 bytes) of one user's vectors with ``after_pk < pk <= upto_pk``: a scan of the
+    user's partition the first time (``after_pk`` 0), point lookups of the user's new rows after."""
+    if after_pk == 0:
+        return db.execute(f"SELECT rowid, embedding FROM {table} WHERE user_id = ? AND rowid <= ?",
+                          (user_id, upto_pk)).fetchall()
+    source = db.execute("SELECT source FROM vector_tables WHERE name = ?", (table,)).fetchone()
+    if source is None:
+        return []
+    pks = [pk for (pk,) in db.execute(f"SELECT pk FROM {source[0]} WHERE user_id = ? AND pk > ? AND pk <= ?",
+                                      (user_id, after_pk, upto_pk))]
+    out = []
+    for pk in pks:
+        row = db.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid = ?", (pk,)).fetchone()
+        if row is not None:
+            out.append(row)
+    return out
+
+
 def drop_vector_tables(db: Connection, embedder: str | None = None) -> list[str]:
     """Drop the vector tables (of one embedder, or all) and their marks, for a reindex."""
     names = [n for (n, e) in db.execute("SELECT name, embedder FROM vector_tables") if embedder in (None, e)]

@@ -50,3 +50,27 @@ async def test_indexing_killed_mid_way_resumes_after_a_restart_and_indexes_each_
                                  f"(SELECT COUNT(*) FROM {table}), (SELECT COUNT(DISTINCT rowid) FROM {table})")
     assert counts == [(MESSAGES, MESSAGES, MESSAGES, MESSAGES)]
     assert found.structured_content["items"][0]["text"] == "note 399: the red folder holds invoice 2793"
+
+
+async def test_a_message_written_after_the_newest_one_was_deleted_is_still_indexed(tmp_path):
+    from hermes_hub import Hub
+    from hermes_hub.config import parse_config
+
+    config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
+    async with Hub(config) as hub, Client(hub.server) as host:
+        keep = (await host.call_tool("hermes_session_create", {"title": "keep"})).structured_content["session_id"]
+        drop = (await host.call_tool("hermes_session_create", {"title": "drop"})).structured_content["session_id"]
+        await host.call_tool("hermes_session_append", {"session_id": keep, "role": "user", "content": "first note"})
+        await host.call_tool("hermes_session_append", {"session_id": drop, "role": "user", "content": "a secret plan"})
+        with anyio.fail_after(120):
+            await hub.memories.indexer.drain()
+        await host.call_tool("hermes_session_delete", {"session_id": drop})  # the newest message goes
+        await host.call_tool("hermes_session_append", {"session_id": keep, "role": "user",
+                                                       "content": "the violin lesson moved to Thursday"})
+        with anyio.fail_after(120):
+            await hub.memories.indexer.drain()
+        found = await host.call_tool("hermes_memory_recall", {"query": "when is the violin lesson?",
+                                                              "sources": ["sessions"], "limit": 1})
+        pks = await hub.store.raw("SELECT pk FROM messages ORDER BY pk")
+    assert found.structured_content["items"][0]["text"] == "the violin lesson moved to Thursday"
+    assert [pk for (pk,) in pks] == [1, 3]  # the deleted message's key is not given out again

@@ -180,3 +180,26 @@ async def test_a_long_write_runs_off_the_event_loop(tmp_path: Path):
                                            [{"role": "user", "content": f"{i} 北京 " * 200} for i in range(1000)])
                 tg.cancel_scope.cancel()
         assert ticks >= 5  # a blocked loop would not have ticked at all during the write
+
+
+async def test_a_database_written_before_memory_keeps_its_messages_and_search_when_migrated(tmp_path: Path):
+    import sqlean
+
+    from hermes_hub.storage import migrations
+
+    path = tmp_path / "hub.db"
+    db = sqlean.connect(str(path), isolation_level=None)
+    migrations.apply(db, MIGRATIONS[:6])  # the schema hermes-hub had before long-term memory
+    db.execute("INSERT INTO sessions (id, user_id, title, created_at, updated_at) VALUES ('s1', 'alice', 't', 0, 0)")
+    for seq, text in enumerate(["我们明天去北京开会", "bring the budget sheet"], start=1):
+        db.execute("INSERT INTO messages (id, session_id, user_id, seq, role, content, created_at) "
+                   "VALUES (?, 's1', 'alice', ?, 'user', ?, 0)", (f"m{seq}", seq, text))
+    db.close()
+    async with open_store(f"sqlite:///{path}") as store:
+        assert store.migrations_applied == ["m007_memory", "m008_extraction_jobs"]
+        hits = await Sessions(store).search("alice", "北京")
+        await store.raw("DELETE FROM messages WHERE id = 'm2'", write=True)
+        after = await Sessions(store).append("alice", "s1", role="user", content="a new one")
+        pks = await store.raw("SELECT id, pk FROM messages ORDER BY pk")
+    assert [h.message_id for h in hits] == ["m1"]
+    assert after.seq == 3 and pks == [("m1", 1), (after.message_id, 3)]
