@@ -23,6 +23,8 @@ import mcp.types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from hermes_hub.upstream.rejection import misread_request, reject, too_long
+
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
@@ -61,6 +63,28 @@ def _is_pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
+async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
+    """The non-blank lines of ``reader``; None for a line longer than its limit, which is skipped
+    (the next line is read as usual)."""
+    overlong = False
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as e:  # end of input
+            if e.partial.strip() and not overlong:
+                yield e.partial
+            return
+        except asyncio.LimitOverrunError as e:  # drop what is buffered of it, keep reading to its end
+            await reader.readexactly(e.consumed)
+            overlong = True
+            continue
+        if overlong:
+            overlong = False
+            yield None
+        elif line.strip():
+            yield line
+
+
 @asynccontextmanager
 async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     if not (_is_pipe_like(0) and _is_pipe_like(1)):  # e.g. stdin redirected from a file
@@ -84,14 +108,21 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
 
     async def pump_in() -> None:
         async with to_server:
-            while line := await reader.readline():
-                if not line.strip():
-                    continue
+            async for line in _wire_lines(reader):
                 try:
-                    msg: SessionMessage | Exception = SessionMessage(
-                        types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                except ValueError as exc:
-                    msg = exc
+                    msg = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                except ValueError:  # the SDK would drop it unanswered: answer it here
+                    answer = too_long(MAX_LINE) if line is None else reject(line)
+                    if answer is not None:
+                        writer.write(answer)
+                        await writer.drain()
+                    continue
+                if isinstance(msg.message, types.JSONRPCNotification) and b'"id"' in line:
+                    # an unusable id makes the SDK read a request as a notification, never answered
+                    if (answer := misread_request(line)) is not None:
+                        writer.write(answer)
+                        await writer.drain()
+                        continue
                 await to_server.send(msg)
 
     async def pump_out() -> None:

@@ -1,0 +1,67 @@
+"""What the SDK's HTTP endpoint would get wrong about a malformed POST, answered before it: a body
+over the size limit (the SDK says so in plain text) and a request whose ``id`` is unusable (the
+SDK's handshake-era path reads it as a notification and answers 202). Both get a 4xx with a
+JSON-RPC error body, id null, saying what to fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp.types as types
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hermes_hub.upstream.rejection import error_line, misread_request
+
+MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own limit, so both agree
+
+
+class JsonRpcGate:
+    def __init__(self, app: ASGIApp, path: str = "/mcp", max_body: int = MAX_BODY) -> None:
+        self.app, self.path, self.max_body = app, path, max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith(self.path):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_body:
+            await _answer(send, 413, self._too_large())
+            return
+        body, more, tail = bytearray(), True, None
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                tail = message  # e.g. the client went away: the app sees it after the body
+                break
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_body:
+                await _answer(send, 413, self._too_large())
+                return
+        if b'"id"' in body and (answer := misread_request(bytes(body))) is not None:
+            await _answer(send, 400, answer)
+            return
+        await self.app(scope, _replay(bytes(body), tail, receive), send)
+
+    def _too_large(self) -> bytes:
+        return error_line(None, types.INVALID_REQUEST, f"Invalid request: the body is larger than "
+                          f"{self.max_body // (1 << 20)} MiB; send large content as a resource or in smaller pieces")
+
+
+def _replay(body: bytes, tail: Message | None, receive: Receive) -> Receive:
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+    if tail is not None:
+        pending.append(tail)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+async def _answer(send: Send, status: int, body: bytes) -> None:
+    headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
