@@ -293,9 +293,11 @@ class Report:
     rss_before_mb: float = 0.0
     rss_after_mb: float = 0.0
     hub_alive: bool = True
+    slowest: tuple[float, str] = (0.0, "")  # seconds, case
 
-    def note(self, c: Case, answers: list[Any], why: str | None) -> None:
+    def note(self, c: Case, answers: list[Any], why: str | None, took: float = 0.0) -> None:
         self.messages += 1
+        self.slowest = max(self.slowest, (took, c.where))
         for a in answers:
             if isinstance(a, dict):
                 self.codes["result" if "result" in a else str((a.get("error") or {}).get("code"))] += 1
@@ -399,6 +401,7 @@ async def fuzz_stdio(seed: int, count: int, era: str, tmp: Path, log: TextIO) ->
         report.rss_before_mb = rss_mb(proc.pid)
         started = time.perf_counter()
         for c in cases(seed, count, era):
+            began = time.perf_counter()
             try:
                 got = await peer.answers(c)
             except TimeoutError:
@@ -407,7 +410,7 @@ async def fuzz_stdio(seed: int, count: int, era: str, tmp: Path, log: TextIO) ->
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 report.note(c, [], "the hub closed its stdout (crashed?)")
                 break
-            report.note(c, got, judge(c, got))
+            report.note(c, got, judge(c, got), time.perf_counter() - began)
         report.seconds = time.perf_counter() - started
         report.rss_after_mb = rss_mb(proc.pid) if proc.returncode is None else float("nan")
         report.hub_alive = proc.returncode is None
@@ -524,13 +527,14 @@ async def fuzz_http(seed: int, count: int, era: str, tmp: Path, log: TextIO, wor
 
         async def worker() -> None:
             for c in todo:  # shared iterator: each case goes to one worker
+                began = time.perf_counter()
                 try:
                     r = await peer.post(c)
                 except httpx2.HTTPError as e:
                     report.note(c, [], f"{type(e).__name__}: {e}")
                     continue
                 answers, why = judge_http(c, r)
-                report.note(c, answers, why)
+                report.note(c, answers, why, time.perf_counter() - began)
                 if 400 <= r.status_code < 500:
                     report.codes[f"http {r.status_code}"] += 1
 
@@ -556,6 +560,7 @@ def render(reports: list[Report]) -> str:
                   "hub alive"], rows), ""]
     for r in reports:
         out.append(f"{r.transport} {r.era} answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(r.codes.items())))
+        out.append(f"  slowest: {r.slowest[0]:.2f} s, {r.slowest[1]}")
         out += [f"  FAIL {f}" for f in r.failures[:10]]
         if len(r.failures) > 10:
             out.append(f"  ... and {len(r.failures) - 10} more")
@@ -582,7 +587,8 @@ async def run(quick: bool = False, out: TextIO = sys.stdout, seed: int = 7, mess
            "reports": [{"transport": r.transport, "era": r.era, "messages": r.messages,
                         "messages_per_s": round(r.messages / r.seconds, 1) if r.seconds else None,
                         "codes": dict(r.codes), "failures": r.failures, "rss_before_mb": round(r.rss_before_mb, 1),
-                        "rss_after_mb": round(r.rss_after_mb, 1), "hub_alive": r.hub_alive} for r in reports]}
+                        "rss_after_mb": round(r.rss_after_mb, 1), "hub_alive": r.hub_alive,
+                        "slowest_s": round(r.slowest[0], 3), "slowest_case": r.slowest[1]} for r in reports]}
     path = RESULTS / "fuzz.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"\nwrote {path} ({doc['seconds']} s)", file=out)

@@ -7,6 +7,7 @@ kept as a tail for status) and the moment the child dies even when no request is
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -188,8 +189,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         try:
             async with from_session:
                 async for m in from_session:
-                    data = m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await process.stdin.send(data.encode())
+                    await process.stdin.send(_line(m))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
 
@@ -215,6 +215,13 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                 with anyio.move_on_after(GRACE_SECONDS):
                     await process.aclose()  # its pipes now, not whenever the GC finds them (maybe after the loop)
             tg.cancel_scope.cancel()
+
+
+def _line(m: SessionMessage) -> bytes:
+    try:
+        return (m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
+    except ValueError:  # e.g. a lone surrogate: escaped as it came, rather than ending the connection
+        return (json.dumps(m.message.model_dump(by_alias=True, exclude_unset=True)) + "\n").encode()
 
 
 async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[bytes]:

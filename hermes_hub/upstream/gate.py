@@ -12,7 +12,7 @@ import mcp.types as types
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hermes_hub.upstream.rejection import error_line, misread_request
+from hermes_hub.upstream.rejection import error_line, misread_request, screen
 
 MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own limit, so both agree
 
@@ -40,10 +40,14 @@ class JsonRpcGate:
             if len(body) > self.max_body:
                 await _answer(send, 413, self._too_large())
                 return
-        if b'"id"' in body and (answer := misread_request(bytes(body))) is not None:
+        data = bytes(body)
+        if (answer := screen(data)) is not None:
+            await (_answer(send, 400, answer) if answer else _accepted(send))
+            return
+        if b'"id"' in data and (answer := misread_request(data)) is not None:
             await _answer(send, 400, answer)
             return
-        await self.app(scope, _replay(bytes(body), tail, receive), send)
+        await self.app(scope, _replay(data, tail, receive), send)
 
     def _too_large(self) -> bytes:
         return error_line(None, types.INVALID_REQUEST, f"Invalid request: the body is larger than "
@@ -65,3 +69,8 @@ async def _answer(send: Send, status: int, body: bytes) -> None:
     headers: list[Any] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _accepted(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})

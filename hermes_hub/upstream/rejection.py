@@ -12,11 +12,76 @@ valid request gets -32600 with the request's id when it can be read, else id nul
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import mcp.types as types
 
 MAX_ID_CHARS = 1024  # a longer id is not echoed back: the answer would be mostly the id
+MAX_NESTING = 128  # the SDK parses deeper messages on some paths but cannot serialise them onward
+_STRING = re.compile(rb'"(?:[^"\\\\]|\\\\.)*"')
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def screen(line: bytes) -> bytes | None:
+    """Checks before the SDK parses ``line``: the answer to give instead (``b""``: drop it
+    unanswered), or None to pass it on. Cheap for ordinary messages."""
+    answer = too_deep(line)
+    return lone_surrogate(line) if answer is None else answer
+
+
+def too_deep(line: bytes, limit: int = MAX_NESTING) -> bytes | None:
+    """The answer to a message nested deeper than ``limit`` levels (``b""``: drop it unanswered),
+    or None. Cheap unless the line holds at least ``limit`` brackets."""
+    if line.count(b"[") + line.count(b"{") < limit:
+        return None
+    skeleton = _STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
+    for _ in range(limit):  # each pass removes one level
+        shorter = _INNERMOST.sub(b"", skeleton)
+        if not shorter or shorter == skeleton:  # shallow enough, or malformed (the parser says so)
+            return None
+        skeleton = shorter
+    return reject(line, f"nested deeper than {limit} levels; flatten the arguments") or b""
+
+
+def lone_surrogate(line: bytes) -> bytes | None:
+    """The answer to a message whose strings hold a lone UTF-16 surrogate (``"\\ud800"``): valid
+    JSON text but no valid Unicode, so it can be neither stored nor forwarded. ``b""``: drop it
+    unanswered (a notification); None: it has none (checked only when such an escape appears at
+    all; surrogate pairs, e.g. escaped emoji, are fine)."""
+    if b"\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+        return None
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # not this function's problem: the normal path answers it
+    bad = _first_lone(value)
+    if bad is None:
+        return None
+    if not isinstance(value, dict) or "id" not in value or "method" not in value:
+        return b""  # a notification or a response: dropped, as nothing answers those
+    msg_id = value["id"] if isinstance(value["id"], int | str) and not isinstance(value["id"], bool) else None
+    return error_line(msg_id, types.INVALID_PARAMS, f"Invalid params: the string {bad!r} holds a lone UTF-16 "
+                      f"surrogate, which is not Unicode; send text as UTF-8 (or escape surrogate pairs)")
+
+
+def _first_lone(value: Any) -> str | None:
+    stack = [value]
+    while stack:  # iterative: the message may be nested deeply
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item if len(item) <= 40 else f"{item[:40]}..."
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
 
 
 def reject(line: bytes, problem: str | None = None) -> bytes | None:

@@ -23,7 +23,7 @@ import mcp.types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from hermes_hub.upstream.rejection import misread_request, reject, too_long
+from hermes_hub.upstream.rejection import misread_request, reject, screen, too_long
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -61,6 +61,24 @@ async def serve_stdio(hub: Hub) -> None:
 def _is_pipe_like(fd: int) -> bool:
     mode = os.fstat(fd).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _read(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
+    """One wire line: the message for the SDK, or the answer the hub gives itself (``b""``: none),
+    since the SDK drops what it cannot parse without a word."""
+    if line is None:
+        return None, too_long(MAX_LINE)
+    if (answer := screen(line)) is not None:
+        return None, answer
+    try:
+        msg = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError:
+        return None, reject(line)
+    if isinstance(msg.message, types.JSONRPCNotification) and b'"id"' in line:
+        # an unusable id makes the SDK read a request as a notification, never answered
+        if (answer := misread_request(line)) is not None:
+            return None, answer
+    return msg, None
 
 
 async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
@@ -109,21 +127,12 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     async def pump_in() -> None:
         async with to_server:
             async for line in _wire_lines(reader):
-                try:
-                    msg = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                except ValueError:  # the SDK would drop it unanswered: answer it here
-                    answer = too_long(MAX_LINE) if line is None else reject(line)
-                    if answer is not None:
-                        writer.write(answer)
-                        await writer.drain()
-                    continue
-                if isinstance(msg.message, types.JSONRPCNotification) and b'"id"' in line:
-                    # an unusable id makes the SDK read a request as a notification, never answered
-                    if (answer := misread_request(line)) is not None:
-                        writer.write(answer)
-                        await writer.drain()
-                        continue
-                await to_server.send(msg)
+                msg, answer = _read(line)
+                if answer:
+                    writer.write(answer)
+                    await writer.drain()
+                if msg is not None:
+                    await to_server.send(msg)
 
     async def pump_out() -> None:
         async with from_server:
