@@ -242,10 +242,11 @@ class Catalog:
                     result = await entry.mount.source.call_tool(entry.original, arguments, progress)
                     break
                 except (ServerNotReady, DownstreamError) as e:
-                    if not entry.mount.retry.should_retry(e, entry.item, entry.original, attempt):
-                        return error_result(str(e) if attempt == 0 else f"{e} (after {attempt + 1} attempts)")
-                    log.info("retrying %s in %gs: %s", name, entry.mount.retry.delay(attempt), e)
-                    await anyio.sleep(entry.mount.retry.delay(attempt))
+                    policy = entry.mount.retry
+                    if not policy.should_retry(e, entry.item, entry.original, attempt):
+                        return error_result(policy.explain(e, entry.item, entry.original, attempt))
+                    log.info("retrying %s in %gs: %s", name, policy.delay(attempt, e), e)
+                    await anyio.sleep(policy.delay(attempt, e))
         finally:
             CALLER_LOGS.reset(token)
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream

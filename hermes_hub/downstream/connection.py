@@ -37,6 +37,7 @@ from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.health import HealthCheck
+from hermes_hub.downstream.http_status import HTTP_STATUS_KEY, RETRY_AFTER_KEY
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.relay import Relay
@@ -389,4 +390,6 @@ class Connection:
                                    f"(mcpServers.{self.name}.timeout)", e.code)
         if e.code == types.CONNECTION_CLOSED or self.link.closed.is_set():
             return DownstreamError(self.name, f"connection lost during the request: {self._gone()}", e.code)
-        return DownstreamError(self.name, e.message, e.code)
+        said = e.data if isinstance(e.data, dict) else {}  # see downstream/http_status.py
+        return DownstreamError(self.name, e.message, e.code, http_status=said.get(HTTP_STATUS_KEY),
+                               retry_after=said.get(RETRY_AFTER_KEY))

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from hermes_hub.config import ServerConfig
+from hermes_hub.downstream.http_status import StatusAware
 
 log = logging.getLogger("hermes_hub.downstream")
 
@@ -72,7 +73,8 @@ def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link):
 @asynccontextmanager
 async def _remote(cfg: ServerConfig, link: Link) -> AsyncIterator[tuple]:
     assert cfg.url
-    http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)))
+    http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
+                              transport=StatusAware(httpx2.AsyncHTTPTransport()))
     async with http:
         transport = sse_client(cfg.url, headers=cfg.headers) if cfg.transport == "sse" else (
             streamable_http_client(cfg.url, http_client=http)
