@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -197,6 +198,19 @@ async def served_hub(tmp: Path, log: TextIO) -> AsyncIterator[tuple[str, Process
         kill_leftovers(children)
 
 
+_READY_LINE = re.compile(r"READY: .* in ([0-9.]+)s \+ ([0-9.]+)s listing")
+
+
+def restart_split(log: Path) -> dict[str, float]:
+    """Where a restart's time went, from the hub's READY lines (the first, the cold start, skipped):
+    spawn + interpreter start + handshake ("connect"), then the full listing."""
+    found = [tuple(map(float, m.groups())) for m in map(_READY_LINE.search, log.read_text().splitlines()) if m][1:]
+    if not found:
+        return {}
+    return {"restarts": len(found), "connect_p50_s": _p50([c for c, _ in found]),
+            "connect_max_s": max(c for c, _ in found), "list_p50_s": _p50([x for _, x in found])}
+
+
 def _p50(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -217,6 +231,10 @@ def render(phases: list[Phase], doc: dict[str, Any]) -> str:
         for text in p.unclear:
             out.append(f"  unclear failure: {text}")
     v = doc["verdict"]
+    if split := doc.get("restart_split"):
+        out.append(f"restart split ({split['restarts']} restarts, hub log): spawn + start + handshake p50 "
+                   f"{split['connect_p50_s']:.2f} s (max {split['connect_max_s']:.2f}), listing p50 "
+                   f"{split['list_p50_s']:.3f} s; the rest of kill -> READY is detection, teardown and polling")
     out += [f"successes with kills / without: {v['ok_vs_baseline']:.2f}",
             f"READY after a kill: max {v['ready_max_s']:.2f} s (target <= {TARGET_READY_S:g} s: "
             f"{'PASS' if v['ready_met'] else 'MISS'}); calls past their timeout: {v['past_timeout']}; "
@@ -235,15 +253,16 @@ async def run(quick: bool = False, out: TextIO = sys.stdout, seconds: float | No
           f"without kills ...", file=out, flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     phases = []
-    with tempfile.TemporaryDirectory(prefix="hermes-chaos-") as tmp, \
-            (RESULTS / "chaos-hub.log").open("w") as log:
+    with tempfile.TemporaryDirectory(prefix="hermes-chaos-") as tmp:
         for name, kill_every in (("kills", every), ("baseline", None)):
             work = Path(tmp) / name
             work.mkdir()
-            async with served_hub(work, log) as (base, hub):
-                with anyio.fail_after(seconds + 2 * WAIT):
-                    phases.append(await run_phase(name, base, seconds, kill_every, clients, pace, hub))
+            with (RESULTS / f"chaos-hub-{name}.log").open("w") as log:
+                async with served_hub(work, log) as (base, hub):
+                    with anyio.fail_after(seconds + 2 * WAIT):
+                        phases.append(await run_phase(name, base, seconds, kill_every, clients, pace, hub))
     kills, baseline = phases
+    restarts = restart_split(RESULTS / "chaos-hub-kills.log")
     doc: dict[str, Any] = {
         "benchmark": "chaos", "quick": quick, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "settings": {"seconds": seconds, "kill_every_s": every, "clients": clients, "pace_s": pace,
@@ -259,6 +278,7 @@ async def run(quick: bool = False, out: TextIO = sys.stdout, seconds: float | No
             "hub_alive": kills.hub_alive and baseline.hub_alive,
             "unclear": kills.failures["unclear"] + baseline.failures["unclear"],
         },
+        "restart_split": restarts,
     }
     doc["seconds"] = round(time.perf_counter() - started, 1)
     print(render(phases, doc), file=out)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 
 import anyio
+import httpx2
 import pytest
 
 from bench.fuzz import ERAS, RSS_GROWTH_BOUND_MB, fuzz_http, fuzz_stdio
 from hermes_hub.upstream.rejection import MAX_NESTING, misread_request, reject, screen
+from tests.support import served_hub, toy
 
 pytestmark = pytest.mark.anyio
 
@@ -94,3 +96,33 @@ def test_a_message_nested_deeper_than_the_limit_is_refused_with_its_id():
     assert got["id"] == 2 and f"nested deeper than {MAX_NESTING} levels" in got["error"]["message"]
     brackets_in_strings = b'{"jsonrpc":"2.0","id":2,"method":"x","params":{"t":"' + b"[" * 500 + b'"}}'
     assert screen(brackets_in_strings) is None
+
+
+async def test_a_second_request_reusing_an_id_in_flight_in_a_session_is_refused_and_the_first_still_answers(tmp_path):
+    """The SDK would route both answers to one stream, leaving the first caller waiting forever."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": ERAS[0]}
+
+    def request(msg_id: int, method: str, params: dict | None = None) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, **({"params": params} if params else {})
+                           }).encode()
+
+    async with served_hub({"mcpServers": {"toy": toy()}}, tmp_path) as url, httpx2.AsyncClient(timeout=20) as http:
+        init = await http.post(url, headers=headers, content=request(0, "initialize", {
+            "protocolVersion": ERAS[0], "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
+        headers["Mcp-Session-Id"] = init.headers["mcp-session-id"]
+        await http.post(url, headers=headers, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        call = request(5, "tools/call", {"name": "toy_sleep", "arguments": {"seconds": 1}, "_meta": {"progressToken": 1}})
+        with anyio.fail_after(15):
+            async with http.stream("POST", url, headers=headers, content=call) as slow:
+                lines = slow.aiter_lines()
+                while not (await anext(lines)).startswith("data:"):  # its progress: the call is in flight
+                    pass
+                second = await http.post(url, headers=headers, content=request(5, "ping"))
+                rest = "\n".join([line async for line in lines])
+        again = await http.post(url, headers=headers, content=request(5, "ping"))
+    assert second.status_code == 400
+    assert second.json() == {"jsonrpc": "2.0", "id": 5, "error": {"code": -32600, "message": "Invalid request: id 5 "
+                             "is already used by a request in flight in this session; use a new id"}}
+    assert slow.status_code == 200 and '"id":5' in rest and "slept 1" in rest
+    assert again.status_code == 200 and '"result":{}' in again.text
