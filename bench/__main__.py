@@ -10,9 +10,10 @@ import argparse
 
 import anyio
 
-from bench import proxy, storage, supervision
+from bench import chaos, fuzz, proxy, storage, supervision
 
-BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "supervision": supervision.run}
+BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "supervision": supervision.run, "chaos": chaos.run,
+              "fuzz": fuzz.run}
 
 
 def main(argv: list[str] | None = None) -> None:

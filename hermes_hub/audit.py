@@ -50,6 +50,7 @@ PRESETS = {
 }
 BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}")
 MAX_STRING = 1000  # longer argument strings are cut: the audit is a record, not a copy of the data
+MAX_DEPTH = 64  # deeper arguments are summarised: the masker recurses
 MAX_ERROR = 2000
 WRITE_TIMEOUT = 5.0
 _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -76,11 +77,14 @@ class Masker:
                                    f"use a preset ({', '.join(PRESETS)}) or fix the regex") from None
         object.__setattr__(self, "_compiled", tuple(compiled))
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: Any, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH and isinstance(value, dict | list | tuple):  # a recursion limit is no reason to lose the row
+            return f"…(nested deeper than {MAX_DEPTH} levels)"
         if isinstance(value, dict):
-            return {k: MASK if _is_secret_key(k) and v not in (None, "") else self(v) for k, v in value.items()}
+            return {k: MASK if _is_secret_key(k) and v not in (None, "") else self(v, depth + 1)
+                    for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self(v) for v in value]
+            return [self(v, depth + 1) for v in value]
         if isinstance(value, str):
             text = BEARER.sub(lambda m: f"{m.group(1)} {MASK}", value)
             for pattern in self._compiled:

@@ -74,8 +74,11 @@ class UnknownName(HubError):
 class DownstreamError(HubError):
     """A downstream server failed while handling a forwarded request."""
 
-    def __init__(self, server: str, message: str, code: int | None = None) -> None:
+    def __init__(self, server: str, message: str, code: int | None = None, *, http_status: int | None = None,
+                 retry_after: float | None = None) -> None:
         self.server, self.code = server, code
+        self.http_status = http_status  # an HTTP server's "not now" (429, 502, 503, 504), if that was it
+        self.retry_after = retry_after  # seconds it asked the hub to wait (``Retry-After``)
         super().__init__(f"server '{server}': {message}")
 
 

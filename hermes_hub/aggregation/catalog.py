@@ -245,10 +245,11 @@ class Catalog:
                 result = await entry.mount.source.call_tool(entry.original, arguments, ctx)
                 break
             except (ServerNotReady, DownstreamError) as e:
-                if not entry.mount.retry.should_retry(e, entry.item, entry.original, attempt):
-                    return error_result(str(e) if attempt == 0 else f"{e} (after {attempt + 1} attempts)")
-                log.info("retrying %s in %gs: %s", name, entry.mount.retry.delay(attempt), e)
-                await anyio.sleep(entry.mount.retry.delay(attempt))
+                policy = entry.mount.retry
+                if not policy.should_retry(e, entry.item, entry.original, attempt):
+                    return error_result(policy.explain(e, entry.item, entry.original, attempt))
+                log.info("retrying %s in %gs: %s", name, policy.delay(attempt, e), e)
+                await anyio.sleep(policy.delay(attempt, e))
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
             result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
                                                         if k != types.SERVER_INFO_META_KEY} or None})

@@ -39,6 +39,7 @@ from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.era import EraClient, back_channel
 from hermes_hub.downstream.health import HealthCheck
+from hermes_hub.downstream.http_status import HTTP_STATUS_KEY, RETRY_AFTER_KEY
 from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.relay import Relay
@@ -98,6 +99,7 @@ class Connection:
         self.retry_at: float | None = None  # time.monotonic() of the next attempt
         self._ready_at: float | None = None
         self._tried = False  # the first attempt has ended
+        self.startup: dict[str, float] = {}  # the last READY attempt: spawn + handshake, then listing
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -139,6 +141,7 @@ class Connection:
         self._relist = anyio.Event()
         self._set(State.STARTING, self.error)  # the previous attempt's error stays until READY
         why: str | None = None
+        began = time.monotonic()
         # One scope for the whole life of the Client (it must be exited where it was entered);
         # its deadline bounds start-up, is lifted once READY, and bounds the teardown.
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.cfg.startup_timeout)
@@ -155,6 +158,7 @@ class Connection:
                     logging_callback=self.logs.on_log,
                     **self.relay.callbacks(),
                 ) as client:
+                    connected = time.monotonic()
                     self.protocol_version = client.protocol_version
                     self.server_info = client.server_info
                     self.capabilities = client.server_capabilities
@@ -163,6 +167,8 @@ class Connection:
                     self.client = client
                     scope.deadline = math.inf
                     self._ready_at = time.monotonic()
+                    self.startup = {"connect_s": round(connected - began, 3),
+                                    "list_s": round(self._ready_at - connected, 3)}
                     self._set(State.READY)
                     why = await self._serve(client)
                     scope.deadline = anyio.current_time() + TEARDOWN_SECONDS  # even a hung peer's goodbye
@@ -265,8 +271,9 @@ class Connection:
     def _set(self, state: State, error: str | None = None) -> None:
         self.state, self.error, self.since = state, error, time.time()
         if state is State.READY:
-            log.info("[%s] READY: %d tools, %d resources, %d templates, %d prompts (%s)", self.name,
-                     len(self.tools), len(self.resources), len(self.templates), len(self.prompts), self.protocol_version)
+            log.info("[%s] READY: %d tools, %d resources, %d templates, %d prompts (%s) in %.2fs + %.2fs listing",
+                     self.name, len(self.tools), len(self.resources), len(self.templates), len(self.prompts),
+                     self.protocol_version, self.startup.get("connect_s", 0), self.startup.get("list_s", 0))
         self._on_change(self)
 
     def _fail(self, why: str, state: State = State.FAILED) -> None:
@@ -274,7 +281,10 @@ class Connection:
         self.client = None
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
         self.logs.reset()  # subscriptions (``_watchers``) are kept: renewed when READY again
-        wait = f" (next try in {self.retry_at - time.monotonic():.1f}s)" if self.retry_at and state in _WAITING else ""
+        wait = ""
+        if self.retry_at and state in _WAITING:
+            left = self.retry_at - time.monotonic()
+            wait = f" (next try in {left:.1f}s)" if left > 0.05 else " (restarting at once)"
         log.warning("[%s] %s%s: %s", self.name, state.value, wait, why)
         self._set(state, why)
 
@@ -388,4 +398,6 @@ class Connection:
                                    f"(mcpServers.{self.name}.timeout)", e.code)
         if e.code == types.CONNECTION_CLOSED or self.link.closed.is_set():
             return DownstreamError(self.name, f"connection lost during the request: {self._gone()}", e.code)
-        return DownstreamError(self.name, e.message, e.code)
+        said = e.data if isinstance(e.data, dict) else {}  # see downstream/http_status.py
+        return DownstreamError(self.name, e.message, e.code, http_status=said.get(HTTP_STATUS_KEY),
+                               retry_after=said.get(RETRY_AFTER_KEY))

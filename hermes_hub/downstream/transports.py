@@ -7,6 +7,7 @@ kept as a tail for status) and the moment the child dies even when no request is
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -30,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from hermes_hub.config import ServerConfig
+from hermes_hub.downstream.http_status import StatusAware
 
 log = logging.getLogger("hermes_hub.downstream")
 
@@ -77,7 +79,8 @@ async def _remote(cfg: ServerConfig, link: Link) -> AsyncIterator[tuple]:
         link.http_session = link.http_session or "mcp-session-id" in response.headers
 
     http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
-                              event_hooks={"response": [note_session]})
+                              event_hooks={"response": [note_session]},
+                              transport=StatusAware(httpx2.AsyncHTTPTransport()))
     async with http:
         transport = sse_client(cfg.url, headers=cfg.headers) if cfg.transport == "sse" else (
             streamable_http_client(cfg.url, http_client=http)
@@ -194,8 +197,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         try:
             async with from_session:
                 async for m in from_session:
-                    data = m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await process.stdin.send(data.encode())
+                    await process.stdin.send(_line(m))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
 
@@ -221,6 +223,13 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                 with anyio.move_on_after(GRACE_SECONDS):
                     await process.aclose()  # its pipes now, not whenever the GC finds them (maybe after the loop)
             tg.cancel_scope.cancel()
+
+
+def _line(m: SessionMessage) -> bytes:
+    try:
+        return (m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
+    except ValueError:  # e.g. a lone surrogate: escaped as it came, rather than ending the connection
+        return (json.dumps(m.message.model_dump(by_alias=True, exclude_unset=True)) + "\n").encode()
 
 
 async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[bytes]:

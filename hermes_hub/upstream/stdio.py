@@ -24,6 +24,8 @@ import mcp.types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from hermes_hub.upstream.rejection import misread_request, reject, screen, too_long
+
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
@@ -86,6 +88,46 @@ def _is_pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
+def _read(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
+    """One wire line: the message for the SDK, or the answer the hub gives itself (``b""``: none),
+    since the SDK drops what it cannot parse without a word."""
+    if line is None:
+        return None, too_long(MAX_LINE)
+    if (answer := screen(line)) is not None:
+        return None, answer
+    try:
+        msg = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError:
+        return None, reject(line)
+    if isinstance(msg.message, types.JSONRPCNotification) and b'"id"' in line:
+        # an unusable id makes the SDK read a request as a notification, never answered
+        if (answer := misread_request(line)) is not None:
+            return None, answer
+    return msg, None
+
+
+async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
+    """The non-blank lines of ``reader``; None for a line longer than its limit, which is skipped
+    (the next line is read as usual)."""
+    overlong = False
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as e:  # end of input
+            if e.partial.strip() and not overlong:
+                yield e.partial
+            return
+        except asyncio.LimitOverrunError as e:  # drop what is buffered of it, keep reading to its end
+            await reader.readexactly(e.consumed)
+            overlong = True
+            continue
+        if overlong:
+            overlong = False
+            yield None
+        elif line.strip():
+            yield line
+
+
 @asynccontextmanager
 async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     if not (_is_pipe_like(0) and _is_pipe_like(1)):  # e.g. stdin redirected from a file
@@ -109,15 +151,13 @@ async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
 
     async def pump_in() -> None:
         async with to_server:
-            while line := await reader.readline():
-                if not line.strip():
-                    continue
-                try:
-                    msg: SessionMessage | Exception = SessionMessage(
-                        types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                except ValueError as exc:
-                    msg = exc
-                await to_server.send(msg)
+            async for line in _wire_lines(reader):
+                msg, answer = _read(line)
+                if answer:
+                    writer.write(answer)
+                    await writer.drain()
+                if msg is not None:
+                    await to_server.send(msg)
 
     async def pump_out() -> None:
         async with from_server:

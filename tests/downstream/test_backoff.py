@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_hub.downstream.backoff import Backoff
+from hermes_hub.downstream.backoff import MIN_RUN, Backoff
 
 
 def policy(**overrides: float) -> Backoff:
@@ -23,19 +23,46 @@ def test_a_server_that_never_became_ready_is_parked_in_crash_loop_after_the_conf
     assert retries[4].quick_failures == 5
 
 
-def test_short_uptimes_count_as_quick_failures_too():
+def test_runs_shorter_than_the_minimum_count_as_quick_failures_too():
     p = policy(crash_loop_after=3)
-    assert [p.failed(u).crash_loop for u in (0.5, 120.0, 299.0)] == [False, False, True]
+    retries = [p.failed(u) for u in (0.1, MIN_RUN / 2, None)]
+    assert [(r.delay, r.crash_loop) for r in retries] == [(1, False), (2, False), (60, True)]
 
 
-def test_a_stable_run_resets_the_delay_and_the_crash_loop_count():
+def test_a_crash_after_a_run_restarts_at_once_and_ends_the_row_but_the_delay_keeps_its_memory():
     p = policy()
-    for _ in range(5):
-        p.failed(None)
-    after_stable = p.failed(uptime=300.0)
-    assert (after_stable.delay, after_stable.crash_loop, after_stable.quick_failures) == (1, False, 0)
-    assert [p.failed(None).delay for _ in range(3)] == [2, 4, 8]
-    assert p.quick_failures == 3
+    assert [p.failed(None).delay for _ in range(2)] == [1, 2]
+    after_run = p.failed(uptime=5.0)
+    assert (after_run.delay, after_run.crash_loop, after_run.quick_failures) == (0, False, 0)
+    assert [p.failed(None).delay for _ in range(2)] == [4, 8]  # still in trouble: no reset before stable_after
+    assert p.quick_failures == 2
+
+
+def test_a_server_killed_every_few_seconds_restarts_at_once_every_time_and_is_never_parked():
+    p = policy(crash_loop_after=3)
+    retries = [p.failed(uptime=u) for u in [0.6, 1.6, 2.5] * 7]
+    assert {(r.delay, r.crash_loop) for r in retries} == {(0, False)}
+
+
+def test_a_server_dying_right_after_it_became_ready_backs_off_and_is_parked_as_a_crash_loop():
+    p = policy()
+    retries = [p.failed(uptime=0.2) for _ in range(5)]
+    assert [r.delay for r in retries] == [1, 2, 4, 8, 60] and retries[-1].crash_loop
+
+
+def test_with_no_initial_backoff_a_run_must_last_the_minimum_to_restart_at_once():
+    p = policy(initial=0.0, crash_loop_after=3)
+    assert [p.failed(uptime=MIN_RUN / 2).crash_loop for _ in range(3)] == [False, False, True]
+    assert p.failed(uptime=MIN_RUN).delay == 0 and p.quick_failures == 0
+
+
+def test_a_stable_run_forgives_every_earlier_failure_even_at_the_maximum_delay():
+    p = policy(stable_after=30.0)
+    for _ in range(7):
+        p.failed(None)  # parked, pending delay 60
+    after_stable = p.failed(uptime=30.0)
+    assert (after_stable.delay, after_stable.crash_loop, after_stable.quick_failures) == (0, False, 0)
+    assert [p.failed(None).delay for _ in range(3)] == [1, 2, 4]
 
 
 def test_a_zero_initial_backoff_retries_at_once_every_time():
