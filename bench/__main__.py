@@ -10,10 +10,10 @@ import argparse
 
 import anyio
 
-from bench import chaos, fuzz, proxy, storage, supervision
+from bench import chaos, fuzz, memory, proxy, storage, supervision
 
 BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "supervision": supervision.run, "chaos": chaos.run,
-              "fuzz": fuzz.run}
+              "fuzz": fuzz.run, "memory": memory.run}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -258,6 +258,14 @@ def _pct(values: list[float], pct: int) -> float:
     return ordered[min(len(ordered) - 1, len(ordered) * pct // 100)] * 1000
 
 
+async def run(quick: bool = False) -> None:
+    """For ``python -m bench``: quality on the LoCoMo files, then speed (``quick``: 1k and 10k only)."""
+    os.environ.setdefault("HERMES_DATA_DIR", tempfile.mkdtemp(prefix="hermes-bench-"))
+    print("== memory: recall quality (LoCoMo) and speed")
+    await quality(DATA)
+    await speed((1_000, 10_000) if quick else (1_000, 100_000))
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench.memory", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=DATA, help="folder of LoCoMo conversation files")
