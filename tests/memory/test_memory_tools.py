@@ -212,3 +212,19 @@ async def test_the_audit_keeps_a_remembered_text_only_by_its_size(hub):
         await call(host, "hermes_memory_remember", {"text": "My bank PIN hint is the blue door", "kind": "note"})
         calls = await call(host, "hermes_audit_query", {"tool": "hermes_memory_remember"})
     assert calls["calls"][0]["arguments"] == {"text": "<33 characters, not audited>", "kind": "note"}
+
+
+@pytest.mark.parametrize("aged", ["north", "south"])
+async def test_of_two_equally_matching_memories_the_one_used_recently_ranks_first(hub, aged):
+    async with Client(hub.server) as host:
+        ids = {side: (await call(host, "hermes_memory_remember",
+                                 {"text": f"I keep my bike at the {side} station"}))["memory_id"]
+               for side in ("north", "south")}
+        # one of them was written, and last recalled, two years ago
+        await hub.store.raw("UPDATE memories SET created_at = created_at - 730 * 86400 WHERE id = ?",
+                            (ids[aged],), write=True)
+        await indexed(hub)
+        found = await call(host, "hermes_memory_recall", {"query": "where do I keep my bike station",
+                                                          "sources": ["memories"]})
+    fresh = "south" if aged == "north" else "north"
+    assert [i["memory_id"] for i in found["items"]] == [ids[fresh], ids[aged]]
