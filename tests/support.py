@@ -136,3 +136,14 @@ BUILTIN_TOOLS = {
     *(f"hermes_memory_{op}" for op in
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),
 }
+
+
+@asynccontextmanager
+async def as_user(url: str, token: str) -> AsyncIterator[Any]:
+    """An MCP ``Client`` over streamable HTTP presenting ``Authorization: Bearer <token>``."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=120))
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+        yield client

@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import itertools
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from mcp import Client, MCPError
-from mcp.client.streamable_http import streamable_http_client
 
 from hermes_hub.identity import create_token
 from hermes_hub.storage import open_store
-from tests.support import served_hub, toy
+from tests.support import as_user, served_hub, toy
 
 pytestmark = pytest.mark.anyio
 BOB_TOKEN = "bob-static-token-0123456789"
-
-
-@asynccontextmanager
-async def as_user(url: str, token: str):
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60))
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:
-        yield client
 
 
 async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> Any:

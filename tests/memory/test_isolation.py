@@ -3,26 +3,16 @@ included, and another user's memory id answers exactly like one that never exist
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import served_hub
+from tests.support import as_user, served_hub
 
 pytestmark = pytest.mark.anyio
 ANA, BOB = "ana-static-token-0123456789", "bob-static-token-0123456789"
-
-
-@asynccontextmanager
-async def as_user(url: str, token: str):
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=120))
-    async with http, Client(streamable_http_client(url, http_client=http)) as client:
-        yield client
 
 
 async def answer(client: Client, tool: str, args: dict[str, Any] | None = None) -> Any:
