@@ -17,6 +17,7 @@ from typing import Any
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -26,6 +27,7 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import ServerMessageMetadata
+from mcp.types import methods as spec
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
@@ -127,6 +129,50 @@ def _protocol_error(e: HubError) -> MCPError:
     return MCPError(code, str(e))
 
 
+class ListingMemo:
+    """Server middleware: each list result as the SDK put it on the wire, kept per (method,
+    protocol version, caller's role) until the catalog changes. A listing of 1,000 tools costs
+    the SDK ~100 ms to validate and dump; the catalog only changes when a server does.
+
+    A request is answered from the memo only where the SDK would have answered it the same way:
+    a connection past its handshake and params that pass the spec's check; anything else takes
+    the normal path, which produces the result (or error) and, for a result, fills the memo.
+    """
+
+    METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+
+    def __init__(self, catalog: Catalog, identify: Callable[[Ctx], Identity]) -> None:
+        self.catalog, self.identify = catalog, identify
+        self._memo: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._generation = -1
+
+    async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
+        if ctx.method not in self.METHODS or not self._plain(ctx):
+            return await call_next(ctx)
+        if self._generation != self.catalog.generation:
+            self._memo.clear()
+            self._generation = self.catalog.generation
+        key = (ctx.method, ctx.protocol_version, self.identify(ctx).role)
+        if (hit := self._memo.get(key)) is not None:
+            return dict(hit)  # the SDK's pipeline owns (and may stamp) the top-level dict
+        generation = self._generation
+        result = await call_next(ctx)
+        if isinstance(result, dict) and generation == self.catalog.generation:
+            self._memo[key] = dict(result)
+        return result
+
+    @staticmethod
+    def _plain(ctx: Ctx) -> bool:
+        connection = getattr(ctx.session, "_connection", None)  # private; see mcp-sdk notes, section 2
+        if connection is None or not connection.initialize_accepted:
+            return False
+        try:
+            spec.validate_client_request(ctx.method, ctx.protocol_version, ctx.params)
+        except Exception:  # noqa: BLE001 - the normal path answers with the exact error
+            return False
+        return True
+
+
 def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: str,
                  identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
     """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly."""
@@ -220,4 +266,5 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         **handlers,
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
+    server.middleware.append(ListingMemo(catalog, identify))
     return server
