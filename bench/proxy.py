@@ -1,8 +1,12 @@
-"""Proxy benchmark (issue 2): what does going through the hub cost on a trivial tool call?
+"""Proxy benchmark (issues 2 and 7): what does going through the hub cost on a trivial tool call,
+and on listing 1,000 tools?
 
 The same ``echo(text)`` tool (``bench/echo_server.py``) is called directly and through the hub, over
 stdio and over streamable HTTP, sequentially and with 32 concurrent clients. Every process is real
-(``python -m bench.echo_server``, ``python -m hermes_hub serve``), everything is on loopback.
+(``python -m bench.echo_server``, ``python -m hermes_hub serve``), everything is on loopback. Over
+stdio a third route, ``bench/floor_proxy.py``, shows what a pass-through without the SDK costs at
+best. ``tools/list`` of 1,000 tools (an echo server with 999 filler tools) is timed direct vs
+through the hub, for a 2026-07-28 host and a handshake-era host.
 
 Fairness choices (also printed with the results):
 
@@ -61,6 +65,7 @@ TARGET_P50_RATIO_STDIO = 1.8  # hub p50 / direct p50, sequential stdio
 TARGET_THROUGHPUT_RATIO = 0.5  # hub calls/s / direct calls/s
 TARGET_LIST_RATIO = 1.5  # hub p50 / direct p50 of tools/list with LIST_TOOLS tools (issue 7)
 LIST_TOOLS = 1000  # echo + filler tools the list benchmark's downstream offers
+FLOOR = "floor (raw line proxy)"  # bench/floor_proxy.py: no SDK, no checks; what a pass-through costs at best
 
 
 @dataclass
@@ -415,11 +420,13 @@ async def _stdio_cells(s: Settings, tmp: Path, log: TextIO, leftovers: list[int]
         direct_c = await open_client(stack, stdio_client(stdio_params(["-m", "bench.echo_server"]), errlog=log))
         hub_c = await open_client(stack, stdio_client(
             stdio_params(["-m", "hermes_hub", "serve", "--stdio", "-q", "--config", str(hub_cfg)]), errlog=log))
+        floor_c = await open_client(stack, stdio_client(stdio_params(["-m", "bench.floor_proxy"]), errlog=log))
         down, pids = await hub_downstream(hub_c)
         leftovers += pids
         routes = [
             Route("direct", DIRECT_TOOL, direct_c.protocol_version, "-", [direct_c]),
             Route("hub", HUB_TOOL, hub_c.protocol_version, f"echo over {down}", [hub_c]),
+            Route(FLOOR, HUB_TOOL, floor_c.protocol_version, "echo over stdio (bench/floor_proxy.py)", [floor_c]),
         ]
         return [*await sequential(routes, s, "stdio"), *await concurrent(routes, s, "stdio")]
 
@@ -482,6 +489,8 @@ def ratios(cells: list[Cell]) -> list[dict[str, Any]]:
 def verdicts(rat: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rat:
+        if r["route"] == FLOOR:  # a reference, not the hub
+            continue
         if r["load"].startswith("tools/list"):
             out.append(_target(r, "p50_ratio", "<=", TARGET_LIST_RATIO))
             continue
@@ -533,7 +542,10 @@ METHOD = (
     "process, direct vs one hub). HTTP 'hub' reaches the same echo server process as 'direct' over HTTP; 'hub "
     "(downstream stdio)' is a second hub process with an echo child over stdio. Latency = client-side wall time "
     "of Client.call_tool; throughput = timed calls / summed wall time of their blocks/rounds. Ratios = hub / "
-    "direct from this run. Targets (informational): stdio p50 ratio <= {p50}, throughput ratio >= {tp}."
+    "direct from this run. 'floor' (stdio) is bench/floor_proxy.py: a raw line proxy, no SDK, no checks. "
+    "tools/list: {lc} raw requests per route and host era, alternated every {lb}, timing the server and the "
+    "wire (not the SDK client's own validation of the listing). Targets (informational): stdio p50 ratio <= "
+    "{p50}, throughput ratio >= {tp}, tools/list p50 ratio <= {lp}."
 )
 
 
@@ -556,7 +568,7 @@ async def run(quick: bool = False, out: TextIO = sys.stdout, sections: tuple[str
     ver = verdicts(rat)
     method = METHOD.format(seq=s.seq_calls, sw=s.seq_warmup, blk=s.seq_block, cl=s.clients,
                            cpc=s.calls_per_client, rounds=s.rounds, p50=TARGET_P50_RATIO_STDIO,
-                           tp=TARGET_THROUGHPUT_RATIO)
+                           tp=TARGET_THROUGHPUT_RATIO, lc=s.list_calls, lb=s.list_block, lp=TARGET_LIST_RATIO)
     print(file=out)
     print(render(cells, rat, ver, s), file=out)
     print(file=out)
