@@ -37,6 +37,7 @@ from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound,
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
 LOG_LEVEL = "hermes-hub/log-level"  # key in a host connection's state: its logging/setLevel
+MODERN_HOST_WHY_NOT = "the calling host speaks 2026-07-28, which takes such requests only as input-required results"
 
 # The hub serves logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
@@ -105,8 +106,7 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
 def _host_channel(ctx: Ctx) -> HostChannel:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return HostChannel(why_not="the calling host speaks 2026-07-28, which takes such requests only as "
-                                   "input-required results", key=ctx.request_id)
+        return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id)
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
