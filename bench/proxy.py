@@ -231,7 +231,10 @@ def echo_stdio_entry() -> dict[str, Any]:
 
 def stdio_params(args: list[str]) -> StdioServerParameters:
     # stdio children get only the SDK's env allow-list plus env=; the venv interpreter needs nothing more.
-    return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env={"PYTHONUNBUFFERED": "1"})
+    env = {"PYTHONUNBUFFERED": "1"}
+    if data := os.environ.get("HERMES_DATA_DIR"):  # a hub's audit rows go to the run's own dir (run())
+        env["HERMES_DATA_DIR"] = data
+    return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
 
 
 # -- connections ------------------------------------------------------------------------------
@@ -560,6 +563,7 @@ async def run(quick: bool = False, out: TextIO = sys.stdout, sections: tuple[str
     log_path = RESULTS / "proxy-processes.log"
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp, open(log_path, "w") as log:
+        os.environ["HERMES_DATA_DIR"] = str(Path(tmp) / "data")  # never the user's hub.db
         cells: list[Cell] = []
         for name in sections:
             print(f"proxy benchmark ({'quick' if quick else 'full'}): {name} ...", file=out, flush=True)

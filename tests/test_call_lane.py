@@ -15,11 +15,13 @@ from tests.support import PROJECT, toy
 pytestmark = pytest.mark.anyio
 
 
-def stdio_hub(tmp_path) -> StdioServerParameters:
-    cfg = tmp_path / "hub.json"
+def stdio_hub(tmp_path, name: str = "hub") -> StdioServerParameters:
+    cfg = tmp_path / f"{name}.json"
     cfg.write_text(json.dumps({"mcpServers": {"toy": toy()}}))
+    # The SDK passes a child only an allow-list of variables: hand on this test's own data dir.
     return StdioServerParameters(command=sys.executable, args=["-m", "hermes_hub", "serve", "--stdio", "-q",
-                                                               "--config", str(cfg)], cwd=str(PROJECT))
+                                                               "--config", str(cfg)], cwd=str(PROJECT),
+                                 env={"HERMES_DATA_DIR": str(tmp_path / f"{name}-data")})
 
 
 async def answers(host: Client) -> dict:
@@ -34,7 +36,8 @@ async def answers(host: Client) -> dict:
 
 async def test_a_2026_host_gets_over_stdio_what_a_handshake_host_gets(tmp_path):
     with anyio.fail_after(60):
-        async with Client(stdio_hub(tmp_path)) as modern, Client(stdio_hub(tmp_path), mode="legacy") as legacy:
+        async with Client(stdio_hub(tmp_path, "modern")) as modern, \
+                Client(stdio_hub(tmp_path, "legacy"), mode="legacy") as legacy:
             seen = {host.protocol_version: await answers(host) for host in (modern, legacy)}
     assert set(seen) == {"2026-07-28", "2025-11-25"}
     got = seen["2026-07-28"]
