@@ -2,16 +2,19 @@
 
     python -m bench.echo_server              # stdio
     python -m bench.echo_server --http PORT  # streamable HTTP at http://127.0.0.1:PORT/mcp
+    python -m bench.echo_server --tools 999  # plus 999 filler tools (for the tools/list benchmark)
 """
 
 from __future__ import annotations
+
+import argparse
 
 from mcp.server import MCPServer
 
 from servers._cli import serve
 
 
-def build_server() -> MCPServer:
+def build_server(extra_tools: int = 0) -> MCPServer:
     mcp = MCPServer("echo", instructions="Benchmark server: echo(text) returns text unchanged.")
 
     @mcp.tool()
@@ -19,11 +22,20 @@ def build_server() -> MCPServer:
         """Return ``text`` unchanged."""
         return text
 
+    async def filler(query: str, limit: int = 10, exact: bool = False) -> str:
+        return query
+
+    for i in range(extra_tools):  # a listing the size of a big aggregated catalog
+        mcp.add_tool(filler, name=f"tool_{i:04d}",
+                     description=f"Filler tool {i}: searches the benchmark corpus for `query`, at most `limit` hits.")
     return mcp
 
 
 def main(argv: list[str] | None = None) -> None:
-    serve(build_server, "python -m bench.echo_server", __doc__, argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--tools", type=int, default=0)
+    known, rest = pre.parse_known_args(argv)
+    serve(lambda: build_server(known.tools), "python -m bench.echo_server", __doc__, rest)
 
 
 if __name__ == "__main__":

@@ -194,6 +194,7 @@ async def run(transport: str, seconds: float, concurrency: int, calls: int, out:
     raw = RESULTS / f"profile-hub-{transport}-c{concurrency}.txt"
     leftovers: list[int] = []
     with tempfile.TemporaryDirectory(prefix="hermes-prof-") as tmp, open(RESULTS / "profile-processes.log", "w") as log:
+        os.environ["HERMES_DATA_DIR"] = str(Path(tmp) / "data")  # never the user's hub.db
         try:
             with anyio.fail_after(STARTUP_TIMEOUT + 4 * seconds + 120):
                 async with AsyncExitStack() as stack:

@@ -1,8 +1,12 @@
-"""Proxy benchmark (issue 2): what does going through the hub cost on a trivial tool call?
+"""Proxy benchmark (issues 2 and 7): what does going through the hub cost on a trivial tool call,
+and on listing 1,000 tools?
 
 The same ``echo(text)`` tool (``bench/echo_server.py``) is called directly and through the hub, over
 stdio and over streamable HTTP, sequentially and with 32 concurrent clients. Every process is real
-(``python -m bench.echo_server``, ``python -m hermes_hub serve``), everything is on loopback.
+(``python -m bench.echo_server``, ``python -m hermes_hub serve``), everything is on loopback. Over
+stdio a third route, ``bench/floor_proxy.py``, shows what a pass-through without the SDK costs at
+best. ``tools/list`` of 1,000 tools (an echo server with 999 filler tools) is timed direct vs
+through the hub, for a 2026-07-28 host and a handshake-era host.
 
 Fairness choices (also printed with the results):
 
@@ -59,6 +63,9 @@ STOP_GRACE = 3.0  # SIGTERM -> SIGKILL
 # Targets of issue 2 (informational: a miss never fails the process).
 TARGET_P50_RATIO_STDIO = 1.8  # hub p50 / direct p50, sequential stdio
 TARGET_THROUGHPUT_RATIO = 0.5  # hub calls/s / direct calls/s
+TARGET_LIST_RATIO = 1.5  # hub p50 / direct p50 of tools/list with LIST_TOOLS tools (issue 7)
+LIST_TOOLS = 1000  # echo + filler tools the list benchmark's downstream offers
+FLOOR = "floor (raw line proxy)"  # bench/floor_proxy.py: no SDK, no checks; what a pass-through costs at best
 
 
 @dataclass
@@ -70,10 +77,13 @@ class Settings:
     calls_per_client: int = 30  # per route, timed, split over `rounds`
     rounds: int = 6
     conc_warmup: int = 2  # per client / task
+    list_calls: int = 40  # tools/list per route and era, timed
+    list_block: int = 5
 
     @classmethod
     def quick(cls) -> Settings:
-        return cls(seq_calls=60, seq_block=20, seq_warmup=10, clients=32, calls_per_client=6, rounds=2, conc_warmup=1)
+        return cls(seq_calls=60, seq_block=20, seq_warmup=10, clients=32, calls_per_client=6, rounds=2, conc_warmup=1,
+                   list_calls=10, list_block=5)
 
 
 @dataclass
@@ -221,7 +231,10 @@ def echo_stdio_entry() -> dict[str, Any]:
 
 def stdio_params(args: list[str]) -> StdioServerParameters:
     # stdio children get only the SDK's env allow-list plus env=; the venv interpreter needs nothing more.
-    return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env={"PYTHONUNBUFFERED": "1"})
+    env = {"PYTHONUNBUFFERED": "1"}
+    if data := os.environ.get("HERMES_DATA_DIR"):  # a hub's audit rows go to the run's own dir (run())
+        env["HERMES_DATA_DIR"] = data
+    return StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT), env=env)
 
 
 # -- connections ------------------------------------------------------------------------------
@@ -326,6 +339,38 @@ async def concurrent(routes: list[Route], s: Settings, transport: str) -> list[C
                       s.clients) for r in routes]
 
 
+async def listing(routes: list[Route], s: Settings, load: str) -> list[Cell]:
+    """tools/list, one at a time, alternating routes every ``list_block`` calls; every request
+    reaches the server (no client cache)."""
+    lat: dict[str, list[float]] = {r.name: [] for r in routes}
+    wall: dict[str, float] = {r.name: 0.0 for r in routes}
+
+    async def list_once(r: Route) -> None:
+        # The raw request (with the era's envelope) times the server and the wire, not the Python SDK
+        # client's own validation of 1,000 tools, which costs as much again and is the same either way.
+        session = r.clients[0].session
+        data: dict[str, Any] = {"method": "tools/list", "params": {}}
+        opts: dict[str, Any] = {}
+        session._stamp(data, opts)  # type: ignore[attr-defined]  # private: the era's _meta envelope
+        result = await session._dispatcher.send_raw_request("tools/list", data["params"], opts)  # type: ignore[attr-defined]
+        if len(result.get("tools", [])) < LIST_TOOLS:
+            raise RuntimeError(f"{r.name}: listed {len(result.get('tools', []))} tools, expected at least {LIST_TOOLS}")
+
+    for r in routes:
+        for _ in range(2):
+            await list_once(r)
+    with anyio.fail_after(CELL_TIMEOUT):
+        for b in range(math.ceil(s.list_calls / s.list_block)):
+            for r in (routes if b % 2 == 0 else routes[::-1]):
+                t0 = time.perf_counter()
+                for _ in range(min(s.list_block, s.list_calls - b * s.list_block)):
+                    c0 = time.perf_counter()
+                    await list_once(r)
+                    lat[r.name].append(time.perf_counter() - c0)
+                wall[r.name] += time.perf_counter() - t0
+    return [make_cell("stdio", load, r, lat[r.name], wall[r.name], 0, 1, 1) for r in routes]
+
+
 # -- the two transports ----------------------------------------------------------------------
 
 
@@ -347,17 +392,44 @@ async def bench_http(s: Settings, tmp: Path, log: TextIO) -> list[Cell]:
         kill_leftovers(leftovers)
 
 
+async def bench_list(s: Settings, tmp: Path, log: TextIO) -> list[Cell]:
+    """tools/list of LIST_TOOLS tools over stdio, direct vs through the hub, for a host of each era."""
+    leftovers: list[int] = []
+    echo = ["-m", "bench.echo_server", "--tools", str(LIST_TOOLS - 1)]
+    hub_cfg = write_hub_config(tmp, "hub-list", {**echo_stdio_entry(), "args": echo})
+    cells: list[Cell] = []
+    try:
+        with anyio.fail_after(SECTION_TIMEOUT):
+            for era, mode in (("2026-07-28", "auto"), ("handshake", "legacy")):
+                async with AsyncExitStack() as stack:
+                    direct_c = await stack.enter_async_context(
+                        Client(stdio_client(stdio_params(echo), errlog=log), mode=mode))
+                    hub_c = await stack.enter_async_context(Client(stdio_client(stdio_params(
+                        ["-m", "hermes_hub", "serve", "--stdio", "-q", "--config", str(hub_cfg)]), errlog=log),
+                        mode=mode))
+                    down, pids = await hub_downstream(hub_c)
+                    leftovers += pids
+                    routes = [Route("direct", DIRECT_TOOL, direct_c.protocol_version, "-", [direct_c]),
+                              Route("hub", HUB_TOOL, hub_c.protocol_version, f"echo over {down}", [hub_c])]
+                    cells += await listing(routes, s, f"tools/list {LIST_TOOLS} ({era} host)")
+        return cells
+    finally:
+        kill_leftovers(leftovers)
+
+
 async def _stdio_cells(s: Settings, tmp: Path, log: TextIO, leftovers: list[int]) -> list[Cell]:
     hub_cfg = write_hub_config(tmp, "hub-stdio", echo_stdio_entry())
     async with AsyncExitStack() as stack:  # exiting closes stdin, then SIGTERM/SIGKILL (the SDK's stdio_client)
         direct_c = await open_client(stack, stdio_client(stdio_params(["-m", "bench.echo_server"]), errlog=log))
         hub_c = await open_client(stack, stdio_client(
             stdio_params(["-m", "hermes_hub", "serve", "--stdio", "-q", "--config", str(hub_cfg)]), errlog=log))
+        floor_c = await open_client(stack, stdio_client(stdio_params(["-m", "bench.floor_proxy"]), errlog=log))
         down, pids = await hub_downstream(hub_c)
         leftovers += pids
         routes = [
             Route("direct", DIRECT_TOOL, direct_c.protocol_version, "-", [direct_c]),
             Route("hub", HUB_TOOL, hub_c.protocol_version, f"echo over {down}", [hub_c]),
+            Route(FLOOR, HUB_TOOL, floor_c.protocol_version, "echo over stdio (bench/floor_proxy.py)", [floor_c]),
         ]
         return [*await sequential(routes, s, "stdio"), *await concurrent(routes, s, "stdio")]
 
@@ -420,6 +492,11 @@ def ratios(cells: list[Cell]) -> list[dict[str, Any]]:
 def verdicts(rat: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rat:
+        if r["route"] == FLOOR:  # a reference, not the hub
+            continue
+        if r["load"].startswith("tools/list"):
+            out.append(_target(r, "p50_ratio", "<=", TARGET_LIST_RATIO))
+            continue
         if r["transport"] == "stdio":
             out.append({**_target(r, "p50_ratio", "<=", TARGET_P50_RATIO_STDIO)})
         out.append({**_target(r, "throughput_ratio", ">=", TARGET_THROUGHPUT_RATIO)})
@@ -468,26 +545,34 @@ METHOD = (
     "process, direct vs one hub). HTTP 'hub' reaches the same echo server process as 'direct' over HTTP; 'hub "
     "(downstream stdio)' is a second hub process with an echo child over stdio. Latency = client-side wall time "
     "of Client.call_tool; throughput = timed calls / summed wall time of their blocks/rounds. Ratios = hub / "
-    "direct from this run. Targets (informational): stdio p50 ratio <= {p50}, throughput ratio >= {tp}."
+    "direct from this run. 'floor' (stdio) is bench/floor_proxy.py: a raw line proxy, no SDK, no checks. "
+    "tools/list: {lc} raw requests per route and host era, alternated every {lb}, timing the server and the "
+    "wire (not the SDK client's own validation of the listing). Targets (informational): stdio p50 ratio <= "
+    "{p50}, throughput ratio >= {tp}, tools/list p50 ratio <= {lp}."
 )
 
 
-async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
+SECTIONS = {"stdio": bench_stdio, "http": bench_http, "list": bench_list}
+
+
+async def run(quick: bool = False, out: TextIO = sys.stdout, sections: tuple[str, ...] = tuple(SECTIONS),
+              ) -> dict[str, Any]:
     s = Settings.quick() if quick else Settings()
     load_before = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
     log_path = RESULTS / "proxy-processes.log"
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp, open(log_path, "w") as log:
-        print(f"proxy benchmark ({'quick' if quick else 'full'}): stdio ...", file=out, flush=True)
-        cells = await bench_stdio(s, Path(tmp), log)
-        print("proxy benchmark: http ...", file=out, flush=True)
-        cells += await bench_http(s, Path(tmp), log)
+        os.environ["HERMES_DATA_DIR"] = str(Path(tmp) / "data")  # never the user's hub.db
+        cells: list[Cell] = []
+        for name in sections:
+            print(f"proxy benchmark ({'quick' if quick else 'full'}): {name} ...", file=out, flush=True)
+            cells += await SECTIONS[name](s, Path(tmp), log)
     rat = ratios(cells)
     ver = verdicts(rat)
     method = METHOD.format(seq=s.seq_calls, sw=s.seq_warmup, blk=s.seq_block, cl=s.clients,
                            cpc=s.calls_per_client, rounds=s.rounds, p50=TARGET_P50_RATIO_STDIO,
-                           tp=TARGET_THROUGHPUT_RATIO)
+                           tp=TARGET_THROUGHPUT_RATIO, lc=s.list_calls, lb=s.list_block, lp=TARGET_LIST_RATIO)
     print(file=out)
     print(render(cells, rat, ver, s), file=out)
     print(file=out)
@@ -529,8 +614,10 @@ def main(argv: list[str] | None = None) -> None:
 
     p = argparse.ArgumentParser(prog="python -m bench.proxy", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer calls, for a smoke run")
+    p.add_argument("sections", nargs="*", choices=[*SECTIONS, []], metavar="SECTION",
+                   help=f"only these ({', '.join(SECTIONS)}); default all")
     args = p.parse_args(argv)
-    anyio.run(run, args.quick)
+    anyio.run(run, args.quick, sys.stdout, tuple(args.sections) or tuple(SECTIONS))
 
 
 if __name__ == "__main__":

@@ -137,6 +137,7 @@ class Catalog:
         self.name_warnings: list[str] = []
         self._fingerprints: dict[str, int] = {}
         self._tool_list: list[types.Tool] = []
+        self.generation = 0  # bumped by every rebuild: what was derived from the lists may be stale
 
     # -- building --------------------------------------------------------------------------
 
@@ -169,6 +170,7 @@ class Catalog:
         self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
         self.collisions, self.name_warnings = collisions, warnings
         self._tool_list = [e.item for e in tools.values()]
+        self.generation += 1
         changed = set()
         for kind, index in (("tools", tools), ("prompts", prompts), ("resources", resources | templates)):
             fp = hash(tuple((k, json.dumps(e.item.model_dump(mode="json"), sort_keys=True)) for k, e in index.items()))

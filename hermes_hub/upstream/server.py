@@ -17,6 +17,7 @@ from typing import Any
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -26,6 +27,7 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import ServerMessageMetadata
+from mcp.types import methods as spec
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation.catalog import Catalog
@@ -35,6 +37,7 @@ from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound,
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
 LOG_LEVEL = "hermes-hub/log-level"  # key in a host connection's state: its logging/setLevel
+MODERN_HOST_WHY_NOT = "the calling host speaks 2026-07-28, which takes such requests only as input-required results"
 
 # The hub serves logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
@@ -103,8 +106,7 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
 def _host_channel(ctx: Ctx) -> HostChannel:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return HostChannel(why_not="the calling host speaks 2026-07-28, which takes such requests only as "
-                                   "input-required results", key=ctx.request_id)
+        return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id)
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
@@ -125,6 +127,50 @@ def _protocol_error(e: HubError) -> MCPError:
         return MCPError(e.code, str(e))
     code = types.INVALID_PARAMS if isinstance(e, UnknownName | NotFound | InvalidInput) else types.INTERNAL_ERROR
     return MCPError(code, str(e))
+
+
+class ListingMemo:
+    """Server middleware: each list result as the SDK put it on the wire, kept per (method,
+    protocol version, caller's role) until the catalog changes. A listing of 1,000 tools costs
+    the SDK ~100 ms to validate and dump; the catalog only changes when a server does.
+
+    A request is answered from the memo only where the SDK would have answered it the same way:
+    a connection past its handshake and params that pass the spec's check; anything else takes
+    the normal path, which produces the result (or error) and, for a result, fills the memo.
+    """
+
+    METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+
+    def __init__(self, catalog: Catalog, identify: Callable[[Ctx], Identity]) -> None:
+        self.catalog, self.identify = catalog, identify
+        self._memo: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._generation = -1
+
+    async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
+        if ctx.method not in self.METHODS or not self._plain(ctx):
+            return await call_next(ctx)
+        if self._generation != self.catalog.generation:
+            self._memo.clear()
+            self._generation = self.catalog.generation
+        key = (ctx.method, ctx.protocol_version, self.identify(ctx).role)
+        if (hit := self._memo.get(key)) is not None:
+            return dict(hit)  # the SDK's pipeline owns (and may stamp) the top-level dict
+        generation = self._generation
+        result = await call_next(ctx)
+        if isinstance(result, dict) and generation == self.catalog.generation:
+            self._memo[key] = dict(result)
+        return result
+
+    @staticmethod
+    def _plain(ctx: Ctx) -> bool:
+        connection = getattr(ctx.session, "_connection", None)  # private; see mcp-sdk notes, section 2
+        if connection is None or not connection.initialize_accepted:
+            return False
+        try:
+            spec.validate_client_request(ctx.method, ctx.protocol_version, ctx.params)
+        except Exception:  # noqa: BLE001 - the normal path answers with the exact error
+            return False
+        return True
 
 
 def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: str,
@@ -220,4 +266,5 @@ def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: 
         **handlers,
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
+    server.middleware.append(ListingMemo(catalog, identify))
     return server

@@ -24,6 +24,7 @@ import mcp.types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from hermes_hub.upstream.call_lane import call_lane
 from hermes_hub.upstream.rejection import misread_request, reject, screen, too_long
 
 if TYPE_CHECKING:
@@ -71,9 +72,9 @@ async def serve_stdio(hub: Hub) -> int:
                 async with hub:
                     longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
                     await hub.wait_settled(longest + 1)
-                    async with _stdio_streams() as (read, write):
+                    async with _stdio_streams() as (read, write), call_lane(hub, read, write) as lane:
                         wire.append(read)
-                        await hub.server.run(read, write, hub.server.create_initialization_options())
+                        await hub.server.run(lane, write, hub.server.create_initialization_options())
             finally:
                 done.set()
             tg.cancel_scope.cancel()  # stdin closed, or a signal ended the stream

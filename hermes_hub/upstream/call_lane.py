@@ -1,0 +1,159 @@
+"""tools/call from a 2026-07-28 host over stdio, served beside the SDK's request dispatch.
+
+A stdio host's requests reach the SDK server through a stream; ``CallLane`` wraps that stream and
+takes the ``tools/call`` requests that the SDK would hand, validated, straight to the hub's handler:
+a 2026-07-28 connection, a request whose envelope and params pass the SDK's own checks, with no
+progress token, log level or input-required answers (those need the SDK's per-request session).
+Everything else, and everything the checks refuse, goes on to the SDK unchanged, which answers it
+as before. A taken call runs the same ``Catalog.call_tool`` with the same ``CallContext`` the
+SDK path builds, and its result is shaped for the wire the way the SDK shapes it.
+
+Measured (bench/README.md): a quarter to a third of the hub's CPU per call went to the SDK's
+dispatch of one request (a replay hop, a task, a connection and runner, validation twice).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp.types as types
+from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
+from mcp import MCPError
+from mcp.server.runner import _has_modern_envelope  # private: the SDK's own era test
+from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, handler_exception_to_error_data
+from mcp.shared.message import SessionMessage
+from mcp.types import methods as spec
+from mcp_types import CORE_RESULT_TYPES
+from pydantic import ValidationError
+
+from hermes_hub.aggregation.catalog import Catalog
+from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
+from hermes_hub.errors import HubError
+
+log = logging.getLogger("hermes_hub.upstream")
+Stream = ObjectReceiveStream[SessionMessage | Exception]
+ProtocolError = Callable[[HubError], MCPError]
+
+
+class CallLane:
+    """A receive stream for the SDK server that serves eligible ``tools/call`` requests itself."""
+
+    def __init__(self, inner: Stream, write: ObjectSendStream[SessionMessage], tg: TaskGroup, *,
+                 catalog: Catalog, server: Any, caller: Identity, protocol_error: ProtocolError,
+                 why_not: str) -> None:
+        self.inner, self.write, self.tg = inner, write, tg
+        self.catalog, self.server, self.caller = catalog, server, caller
+        self.protocol_error, self.why_not = protocol_error, why_not
+        self.modern: bool | None = None  # decided by the first request, as the SDK decides the era
+        self.in_flight: dict[types.RequestId, anyio.CancelScope] = {}
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self.inner.receive()
+            if not isinstance(item, SessionMessage):
+                return item
+            msg = item.message
+            if isinstance(msg, types.JSONRPCRequest):
+                if self.modern is None:
+                    self.modern = msg.method != "initialize" and _has_modern_envelope(msg.params)
+                elif self.modern and msg.method == "tools/call" and (version := self._takes(msg)):
+                    self.tg.start_soon(self._serve, msg, version)
+                    continue
+            elif isinstance(msg, types.JSONRPCNotification) and msg.method == "notifications/cancelled":
+                scope = self.in_flight.get(cancelled_request_id_from_params(msg.params))  # type: ignore[arg-type]
+                if scope is not None:  # the host gave up on a call taken here: it gets no answer
+                    scope.cancel()
+                    continue
+            return item
+
+    def __aiter__(self) -> CallLane:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def _takes(self, msg: types.JSONRPCRequest) -> str | None:
+        """The request's protocol version if this lane serves it as the SDK would, else None."""
+        params = msg.params or {}
+        meta = params.get("_meta")
+        if not isinstance(meta, dict) or "progressToken" in meta or types.LOG_LEVEL_META_KEY in meta:
+            return None
+        if params.get("inputResponses") is not None or params.get("requestState") is not None:
+            return None
+        if self.server.cache_hints.get("tools/call") is not None or msg.id in self.in_flight:
+            return None
+        route = classify_inbound_request({"method": msg.method, "params": params})
+        if isinstance(route, InboundLadderRejection):
+            return None
+        try:
+            spec.validate_client_request(msg.method, route.protocol_version, params)
+            types.CallToolRequestParams.model_validate(params, by_name=False)
+        except Exception:  # noqa: BLE001 - the SDK answers with the exact error
+            return None
+        return route.protocol_version
+
+    async def _serve(self, msg: types.JSONRPCRequest, version: str) -> None:
+        params = msg.params or {}
+        ctx = CallContext(self.caller, host=HostChannel(why_not=self.why_not, key=msg.id),
+                          rounds=InputRounds(None, None))
+        reply: types.JSONRPCResponse | types.JSONRPCError | None = None
+        with anyio.CancelScope() as scope:
+            self.in_flight[msg.id] = scope
+            try:
+                result = await self.catalog.call_tool(params["name"], params.get("arguments"), ctx)
+                reply = types.JSONRPCResponse(jsonrpc="2.0", id=msg.id, result=self._wire(result, version))
+            except Exception as exc:  # noqa: BLE001 - mapped as the SDK maps a handler's exception
+                if isinstance(exc, HubError):
+                    exc = self.protocol_error(exc)
+                error = handler_exception_to_error_data(exc)
+                if error is None:
+                    log.exception("tools/call handler raised")
+                    error = types.ErrorData(code=types.INTERNAL_ERROR, message="Internal server error")
+                reply = types.JSONRPCError(jsonrpc="2.0", id=msg.id, error=error)
+            finally:
+                del self.in_flight[msg.id]
+        if reply is None:  # cancelled
+            return
+        try:
+            await self.write.send(SessionMessage(reply))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the host is gone
+
+    def _wire(self, result: types.CallToolResult | types.InputRequiredResult, version: str) -> dict[str, Any]:
+        """The result as the SDK's runner puts it on the wire (``ServerRunner._serialize``)."""
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        result_type = dumped.get("resultType")
+        if not isinstance(result_type, str) or result_type in CORE_RESULT_TYPES:
+            try:
+                dumped = spec.serialize_server_result("tools/call", version, dumped)
+            except ValidationError:
+                log.exception("handler for 'tools/call' returned an invalid result")
+                raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
+        dumped.setdefault("resultType", "complete")
+        meta = dumped.get("_meta")
+        if meta is None or (isinstance(meta, dict) and meta.get(types.SERVER_INFO_META_KEY) is None):
+            dumped["_meta"] = {**(meta or {}), types.SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return dumped
+
+
+@asynccontextmanager
+async def call_lane(hub: Any, read: Stream, write: ObjectSendStream[SessionMessage]) -> AsyncIterator[Any]:
+    """``read`` for ``hub``'s SDK server, with eligible ``tools/call`` requests served beside it;
+    the caller is the hub's local user, as for every stdio request."""
+    from hermes_hub.upstream.server import MODERN_HOST_WHY_NOT, _protocol_error
+
+    async with anyio.create_task_group() as tg:
+        yield CallLane(read, write, tg, catalog=hub.catalog, server=hub.server, caller=hub.identify(None),
+                       protocol_error=_protocol_error, why_not=MODERN_HOST_WHY_NOT)
+        tg.cancel_scope.cancel()  # the host's stream ended: calls still running are abandoned

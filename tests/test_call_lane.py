@@ -1,0 +1,62 @@
+"""tools/call from a 2026-07-28 stdio host is served beside the SDK's dispatch (``CallLane``):
+the host sees exactly what the SDK path gives a handshake-era host, errors and cancellation too."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+
+from tests.support import PROJECT, toy
+
+pytestmark = pytest.mark.anyio
+
+
+def stdio_hub(tmp_path, name: str = "hub") -> StdioServerParameters:
+    cfg = tmp_path / f"{name}.json"
+    cfg.write_text(json.dumps({"mcpServers": {"toy": toy()}}))
+    # The SDK passes a child only an allow-list of variables: hand on this test's own data dir.
+    return StdioServerParameters(command=sys.executable, args=["-m", "hermes_hub", "serve", "--stdio", "-q",
+                                                               "--config", str(cfg)], cwd=str(PROJECT),
+                                 env={"HERMES_DATA_DIR": str(tmp_path / f"{name}-data")})
+
+
+async def answers(host: Client) -> dict:
+    """What a host gets for a good call, a tool error, bad arguments and an unknown tool."""
+    added = await host.call_tool("toy_add", {"a": 2, "b": 3})
+    bad = await host.call_tool("toy_add", {"a": "two"})
+    with pytest.raises(MCPError) as unknown:
+        await host.call_tool("toy_nope", {})
+    return {"added": (added.is_error, added.structured_content, added.content[0].text),
+            "bad": (bad.is_error, bad.content[0].text), "unknown": (unknown.value.code, unknown.value.message)}
+
+
+async def test_a_2026_host_gets_over_stdio_what_a_handshake_host_gets(tmp_path):
+    with anyio.fail_after(60):
+        async with Client(stdio_hub(tmp_path, "modern")) as modern, \
+                Client(stdio_hub(tmp_path, "legacy"), mode="legacy") as legacy:
+            seen = {host.protocol_version: await answers(host) for host in (modern, legacy)}
+    assert set(seen) == {"2026-07-28", "2025-11-25"}
+    got = seen["2026-07-28"]
+    assert got == seen["2025-11-25"]
+    assert got["added"][:2] == (False, {"total": 5})
+    assert got["bad"][0] is True and "Invalid arguments for tool 'toy_add'" in got["bad"][1]
+    assert "unknown tool 'toy_nope'" in got["unknown"][1]
+
+
+async def test_a_call_the_2026_host_cancels_over_stdio_is_cancelled_and_audited(tmp_path):
+    with anyio.fail_after(60):
+        async with Client(stdio_hub(tmp_path)) as host:
+            with anyio.move_on_after(1):  # the host gives up: the SDK sends notifications/cancelled
+                await host.call_tool("toy_sleep", {"seconds": 30})
+            after = await host.call_tool("toy_echo", {"text": "still serving"})
+            while True:  # the cancelled call's row is written when its block ends
+                rows = (await host.call_tool("hermes_audit_query", {"tool": "toy_sleep"})).structured_content
+                if rows and rows["calls"]:
+                    break
+                await anyio.sleep(0.05)  # poll interval; bounded by fail_after
+    assert after.content[0].text == "still serving"
+    assert [(r["outcome"], r["error"]) for r in rows["calls"]] == [("error", "cancelled")]
