@@ -156,6 +156,12 @@ class AgentSection(_Strict):
     script: str | None = None  # scripted: the rules file, relative to hub.json's folder
     timeout: float = Field(60.0, gt=0)  # seconds one model request may take
     max_retries: int = Field(2, ge=0, le=10)  # SDK retries of 429, 5xx, overload and lost connections
+    # the agent loop (hermes_agent_run): defaults every profile in ``agents`` may override
+    max_rounds: int = Field(5, ge=1, le=50)  # model requests per run
+    context_tokens: int = Field(6000, ge=500)  # budget of one model request (instructions, memories, history, task)
+    window: int = Field(8, ge=0, le=200)  # the session's last messages sent along
+    confirm: list[str] = Field(default_factory=list)  # tool globs that need the person's yes (destructive ones always do)
+    max_tool_result_tokens: int = Field(2000, ge=50)  # a longer tool result is cut before the model reads it
     _base_dir: Path | None = PrivateAttr(None)  # hub.json's folder, set by parse_config
 
     def problems(self) -> list[tuple[str, str]]:
@@ -174,6 +180,18 @@ class AgentSection(_Strict):
         if self.script is None:
             return None
         return (self._base_dir or Path.cwd()) / self.script
+
+
+class AgentProfile(_Strict):
+    """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults."""
+
+    instructions: str = ""  # the profile's system prompt, including when its task counts as done
+    tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names
+    max_rounds: int | None = Field(None, ge=1, le=50)
+    context_tokens: int | None = Field(None, ge=500)
+    window: int | None = Field(None, ge=0, le=200)
+    confirm: list[str] | None = None
+    max_tool_result_tokens: int | None = Field(None, ge=50)
 
 
 class TokenEntry(_Strict):
@@ -198,6 +216,7 @@ class HubConfig(_Strict):
     auth: AuthSection = Field(default_factory=AuthSection)
     memory: MemorySection = Field(default_factory=MemorySection)
     agent: AgentSection = Field(default_factory=AgentSection)
+    agents: dict[str, AgentProfile] = Field(default_factory=dict)  # profiles; "default" exists even if unnamed
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)
 
@@ -207,6 +226,14 @@ class HubConfig(_Strict):
         for key in v:
             if not key or "/" in key:
                 raise ValueError(f"server key {key!r} must be non-empty and contain no '/'")
+        return v
+
+    @field_validator("agents")
+    @classmethod
+    def _profile_names(cls, v: dict[str, AgentProfile]) -> dict[str, AgentProfile]:
+        for key in v:
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", key):
+                raise ValueError(f"profile name {key!r} may only hold letters, digits, '_' and '-' (at most 40)")
         return v
 
     def prefix_of(self, server: str) -> str:
@@ -284,7 +311,7 @@ def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) ->
 
 
 def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[tuple[str, str]]) -> dict[str, Any]:
-    known_top = {"mcpServers", "hub", "storage", "auth", "memory", "agent"}
+    known_top = {"mcpServers", "hub", "storage", "auth", "memory", "agent", "agents"}
     out = {}
     for key, value in raw.items():
         if key in known_top:

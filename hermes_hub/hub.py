@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from hermes_hub import audit
+from hermes_hub.agent.loop import Agent
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
 from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.builtins import Builtins
+from hermes_hub.builtins.agent_tools import agent_items
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
@@ -82,7 +84,8 @@ class Hub:
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *audit_items(self._audit_store, self._reload_tool))
+                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config),
+                          *audit_items(self._audit_store, self._reload_tool))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
@@ -106,6 +109,16 @@ class Hub:
         if self.memories is None:
             raise HubError("the hub's store is not open; memory is available once the hub has started")
         return self.memories
+
+    def _agent(self) -> Agent:
+        if self.sessions is None:
+            raise HubError("the hub's store is not open; the agent runs once the hub has started")
+        if self.model is None:
+            raise HubError("no model is configured, so the agent cannot run; set agent.provider in hub.json "
+                           "(anthropic, openai, or scripted with a rules file)")
+        prefix = self.config.hub.prefix
+        own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
+        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own)
 
     async def _model(self) -> Provider | None:
         """The configured model (``agent``), closed with the hub; None when there is none."""

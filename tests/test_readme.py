@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_hub.config import (
+    AgentProfile,
     AgentSection,
     AuthSection,
     HubSection,
@@ -32,7 +33,7 @@ def blocks(lang: str) -> list[str]:
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
-                AgentSection)
+                AgentSection, AgentProfile)
     keys = {key for section in sections for key in section.model_fields}
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in README]
     assert missing == []

@@ -1,0 +1,233 @@
+"""One agent run: a model working through the catalog's tools for the caller, with guards.
+
+    result = await Agent(catalog, sessions, memories, model, hub_prefix="hermes").run(
+        "plan my week", profile, ctx, session_id=None)
+
+1. Hold the session's lock (a second writer gets "session busy" at once).
+2. Recall the caller's memories for the task, once, so the prompt prefix stays stable.
+3. Build the request within the profile's token budget: instructions, memories, the session's
+   summary, its last ``window`` messages, the task (``context.py``).
+4. Offer only the tools the caller may use and the profile allows; the agent's own tools are never
+   offered (no recursion). Each call goes through ``Catalog.call_tool`` with the caller's context,
+   so validation, roles, timeouts, the audit and relaying apply as for a host's call.
+5. Guards: ``max_rounds``; three identical tool results in a row end the run; a tool that is
+   destructive or matches ``confirm`` needs the person's yes through the host (elicitation), and is
+   refused when the host cannot ask; a tool result is cut to ``max_tool_result_tokens``.
+6. Every message (task, assistant turns with their tool calls, tool results, answer) is appended to
+   the session with the run id, also when the run fails or is cancelled; memory extraction then
+   picks them up from its queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp.types as types
+
+from hermes_hub.agent.context import Budget, build_request
+from hermes_hub.agent.profiles import Profile
+from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
+from hermes_hub.aggregation.catalog import Catalog
+from hermes_hub.call import CallContext
+from hermes_hub.errors import HubError
+from hermes_hub.memory import Memories, RecallQuery
+from hermes_hub.sessions import Sessions
+
+log = logging.getLogger("hermes_hub.agent")
+REPEAT_LIMIT = 3  # identical tool results in a row that end a run
+CHARS_PER_TOKEN = 4
+STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error")
+
+
+@dataclass
+class CallRecord:
+    name: str
+    arguments: dict[str, Any]
+    is_error: bool
+    seconds: float
+
+
+@dataclass
+class RunResult:
+    answer: str
+    session_id: str
+    run_id: str
+    stop_reason: str
+    rounds: int = 0
+    tool_calls: list[CallRecord] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def structured(self) -> dict[str, Any]:
+        return {"answer": self.answer, "session_id": self.session_id, "run_id": self.run_id,
+                "stop_reason": self.stop_reason, "rounds": self.rounds,
+                "tool_calls": [{"name": c.name, "arguments": c.arguments, "is_error": c.is_error,
+                                "seconds": round(c.seconds, 3)} for c in self.tool_calls],
+                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}}
+
+
+class Agent:
+    def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider,
+                 *, own_tools: str) -> None:
+        self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
+        self.own_tools = own_tools  # public-name prefix of the agent's own tools, never offered to it
+
+    async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
+        uid = ctx.caller.user_id
+        if session_id is None:
+            session_id = (await self.sessions.create(uid, task[:80])).session_id
+        else:
+            await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
+        run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
+        async with self.sessions.lock(uid, session_id) as lease:
+            transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
+            try:
+                await self._rounds(task, profile, ctx, run, transcript)
+            except anyio.get_cancelled_exc_class():
+                run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
+                raise
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                    run.answer = run.answer or "The run failed before it finished."
+                    transcript.append({"role": "assistant", "content": run.answer})
+                    for m in transcript:
+                        m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
+                    await self.sessions.append_many(uid, session_id, transcript, lease=lease)
+        return run
+
+    async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
+                      transcript: list[dict[str, Any]]) -> None:
+        uid = ctx.caller.user_id
+        memories = await self._recall(uid, task)
+        session = await self.sessions.get(uid, run.session_id)
+        history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
+                                               newest_first=True)).messages if profile.window else []
+        tools = [t for t in self.catalog.list_tools(ctx.caller)
+                 if profile.offers(t.name) and not t.name.startswith(self.own_tools)]
+        by_name = {t.name: t for t in tools}
+        specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
+        system, messages, sizes = build_request(
+            Budget(profile.context_tokens), profile.instructions, memories, session.summary,
+            list(reversed(history)), task, specs)
+        log.info("run %s: %s", run.run_id, sizes)
+        results: list[str] = []
+        declined = False
+        for round_no in range(1, profile.max_rounds + 1):
+            run.rounds = round_no
+            await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
+            try:
+                reply = await self.model.complete(messages, system=system, tools=specs)
+            except ProviderError as e:
+                run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
+                return
+            run.input_tokens += reply.usage.input_tokens
+            run.output_tokens += reply.usage.output_tokens
+            if not reply.tool_calls:
+                run.answer = reply.text
+                run.stop_reason = "declined" if declined else "answered"
+                return
+            messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
+            transcript.append({"role": "assistant", "content": reply.text,
+                               "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                              for c in reply.tool_calls]})
+            for call in reply.tool_calls:
+                await _progress(ctx, round_no, profile.max_rounds,
+                                f"round {round_no}/{profile.max_rounds}: calling {call.name}")
+                text, is_error, refused = await self._call(call, by_name, profile, ctx, run)
+                declined = declined or refused
+                messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
+                transcript.append({"role": "tool", "content": text, "tool_call_id": call.id})
+                results.append(text)
+            if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
+                run.stop_reason = "repeated_results"
+                run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "
+                              f"repeating them would not help. Last result: {results[-1][:500]}")
+                return
+        run.stop_reason = "max_rounds"
+        run.answer = (f"Not finished: I used all {profile.max_rounds} rounds. Done so far: "
+                      f"{', '.join(c.name for c in run.tool_calls) or 'no tool calls'}.")
+
+    async def _recall(self, user_id: str, task: str) -> list[str]:
+        if self.memories is None:
+            return []
+        try:
+            items = await self.memories.recall(user_id, RecallQuery(task[:2000], limit=5, sources=("memories",)))
+        except HubError as e:  # memory is help, never a reason to fail a run
+            log.warning("recall for an agent run failed: %s", e)
+            return []
+        return [i.text for i in items]
+
+    async def _call(self, call: ToolCall, offered: dict[str, types.Tool], profile: Profile, ctx: CallContext,
+                    run: RunResult) -> tuple[str, bool, bool]:
+        """Run one tool call for the model: (text for the model, is_error, declined by the person)."""
+        start = time.perf_counter()
+        tool = offered.get(call.name)
+        declined = False
+        if tool is None:
+            text, is_error = (f"Unknown tool '{call.name}': use only the tools you were given.", True)
+        elif not isinstance(call.arguments, dict) or "_unparsed_arguments" in call.arguments:
+            text, is_error = ("Your arguments were not a JSON object; call the tool again with valid JSON.", True)
+        else:
+            destructive = bool(tool.annotations and tool.annotations.destructive_hint)
+            verdict = await _confirm(ctx, call, tool) if profile.needs_confirmation(call.name, destructive) else None
+            if verdict is not None:
+                text, is_error, declined = verdict, True, verdict.startswith("The person declined")
+            else:
+                text, is_error = await self._forward(call, ctx, profile)
+        run.tool_calls.append(CallRecord(call.name, call.arguments if isinstance(call.arguments, dict) else {},
+                                         is_error, time.perf_counter() - start))
+        return text, is_error, declined
+
+    async def _forward(self, call: ToolCall, ctx: CallContext, profile: Profile) -> tuple[str, bool]:
+        try:
+            result = await self.catalog.call_tool(call.name, call.arguments, ctx.replace(progress=None))
+        except HubError as e:
+            return str(e), True
+        if isinstance(result, types.InputRequiredResult):
+            return ("The tool asked a question this run cannot pass on; tell the user to call it directly.", True)
+        return _text(result, profile.max_tool_result_tokens * CHARS_PER_TOKEN), bool(result.is_error)
+
+
+async def _confirm(ctx: CallContext, call: ToolCall, tool: types.Tool) -> str | None:
+    """None when the person said yes; otherwise what the model is told."""
+    if ctx.host.elicit is None:
+        return (f"Refused: '{call.name}' needs the person's confirmation, and their host cannot ask "
+                f"({ctx.host.why_not}). Tell the user what you wanted to do instead.")
+    question = types.ElicitRequestFormParams(
+        message=f"The assistant wants to call {call.name} with {json.dumps(call.arguments, ensure_ascii=False)[:500]}."
+                f" Allow it?",
+        requested_schema={"type": "object", "properties": {"allow": {"type": "boolean", "title": "Allow"}},
+                          "required": ["allow"]})
+    try:
+        answer = await ctx.host.elicit(question)
+    except Exception as e:  # noqa: BLE001 - a host that fails to ask counts as no
+        return f"Refused: asking the person for confirmation failed ({e}); do not retry it."
+    if answer.action == "accept" and (answer.content or {}).get("allow") is True:
+        return None
+    return f"The person declined the call to '{call.name}'; do not retry it. Go on without it or stop."
+
+
+def _text(result: types.CallToolResult, limit: int) -> str:
+    parts = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    if not parts and result.structured_content is not None:
+        parts = [json.dumps(result.structured_content, ensure_ascii=False)]
+    text = "\n".join(parts).strip()
+    if not text:
+        return "(the tool returned nothing: no text and no data)"
+    if len(text) > limit:
+        return text[:limit] + f"\n[cut: the result had {len(text):,} characters; only the first {limit:,} are shown]"
+    return text
+
+
+async def _progress(ctx: CallContext, value: int, total: int, message: str) -> None:
+    if ctx.progress is not None:
+        try:
+            await ctx.progress(value, total, message)
+        except Exception:  # noqa: BLE001 - a host that went away does not end the run
+            log.debug("progress could not be sent: %s", message)

@@ -1,0 +1,160 @@
+"""hermes_agent_run through MCP clients with the scripted model: tool rounds through the catalog,
+the guards (round limit, repeat breaker, confirmation, roles), errors, and the session it writes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client
+
+from hermes_hub import Hub
+from hermes_hub.call import CallContext, Identity
+from tests.support import toy
+
+pytestmark = pytest.mark.anyio
+
+ECHO = {"name": "toy_echo", "arguments": {"text": "hello"}}
+RULES = [
+    {"when": "say hello through the tool", "tool_calls": [ECHO]},
+    {"when": "^hello$", "text": "The tool said hello."},
+    {"when": "loop forever", "tool_calls": [{"name": "toy_echo", "arguments": {"text": "same"}}]},
+    {"when": "^same$", "tool_calls": [{"name": "toy_echo", "arguments": {"text": "same"}}]},
+    {"when": "use the big tool", "tool_calls": [{"name": "toy_big", "arguments": {"size": 3}}]},
+    {"when": "Unknown tool 'toy_big'", "text": "I may not use that tool."},
+    {"when": "delete it", "tool_calls": [{"name": "toy_echo", "arguments": {"text": "deleted"}}]},
+    {"when": "^deleted$", "text": "Done: deleted."},
+    {"when": "The person declined", "text": "OK, I left it alone."},
+    {"when": "Refused: 'toy_echo' needs the person's confirmation", "text": "I could not ask you, so I did nothing."},
+]
+
+
+def write_hub(tmp_path, rules=RULES, **agent: Any) -> str:
+    (tmp_path / "model.json").write_text(json.dumps(rules))
+    cfg = tmp_path / "hub.json"
+    cfg.write_text(json.dumps({
+        "mcpServers": {"toy": toy(tool_roles={"big": ["admin"]})},
+        "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+        "agent": {"provider": "scripted", "script": "model.json", **agent},
+        "agents": {"careful": {"instructions": "Ask before acting.", "confirm": ["toy_echo"]}},
+    }))
+    return str(cfg)
+
+
+async def run(host: Client, task: str, **args: Any) -> types.CallToolResult:
+    with anyio.fail_after(60):
+        return await host.call_tool("hermes_agent_run", {"task": task, **args})
+
+
+async def test_a_run_calls_a_tool_through_the_catalog_and_answers_and_the_session_keeps_every_message(tmp_path):
+    progress: list[str] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    async with Hub.from_file(write_hub(tmp_path)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy") as host:
+            with anyio.fail_after(60):
+                result = await host.call_tool("hermes_agent_run", {"task": "please say hello through the tool"},
+                                              progress_callback=on_progress)
+            out = result.structured_content
+            history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
+                       ).structured_content["messages"]
+            audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
+    assert not result.is_error and result.content[0].text == "The tool said hello."
+    assert (out["stop_reason"], out["rounds"]) == ("answered", 2)
+    assert [(c["name"], c["arguments"], c["is_error"]) for c in out["tool_calls"]] == [("toy_echo", {"text": "hello"},
+                                                                                         False)]
+    assert [(m["role"], m["content"]) for m in history] == [
+        ("user", "please say hello through the tool"), ("assistant", ""), ("tool", "hello"),
+        ("assistant", "The tool said hello.")]
+    assert history[1]["tool_calls"][0]["name"] == "toy_echo"
+    assert {m["metadata"]["run_id"] for m in history} == {out["run_id"]}
+    assert progress[:3] == ["round 1/5: thinking", "round 1/5: calling toy_echo", "round 2/5: thinking"]
+    assert len(audit["calls"]) == 1  # the agent's tool call is audited like a host's
+
+
+async def test_three_identical_results_stop_the_run_and_the_round_limit_stops_it_before(tmp_path):
+    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        repeated = (await run(host, "loop forever")).structured_content
+    (tmp_path / "two").mkdir()
+    async with Hub.from_file(write_hub(tmp_path / "two", max_rounds=2)) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        limited = (await run(host, "loop forever")).structured_content
+    assert (repeated["stop_reason"], repeated["rounds"], len(repeated["tool_calls"])) == ("repeated_results", 3, 3)
+    assert repeated["answer"].startswith("I stopped: the last 3 tool calls returned the same result")
+    assert (limited["stop_reason"], limited["rounds"]) == ("max_rounds", 2)
+    assert limited["answer"] == "Not finished: I used all 2 rounds. Done so far: toy_echo, toy_echo."
+
+
+async def test_a_tool_the_caller_may_not_use_is_never_offered_nor_called_for_them(tmp_path):
+    async with Hub.from_file(write_hub(tmp_path)) as hub:
+        assert await hub.wait_settled(30)
+        as_user = await hub.catalog.call_tool("hermes_agent_run", {"task": "use the big tool"},
+                                              CallContext(Identity("ana", "user")))
+        as_admin = await hub.catalog.call_tool("hermes_agent_run", {"task": "use the big tool"},
+                                               CallContext(Identity("root", "admin")))
+    user, admin = as_user.structured_content, as_admin.structured_content
+    assert user["answer"] == "I may not use that tool."
+    assert user["tool_calls"] == [{"name": "toy_big", "arguments": {"size": 3}, "is_error": True,
+                                   "seconds": user["tool_calls"][0]["seconds"]}]
+    assert admin["tool_calls"][0]["is_error"] is False
+
+
+@pytest.mark.parametrize("allow, answer, stop", [(True, "Done: deleted.", "answered"),
+                                                  (False, "OK, I left it alone.", "declined")])
+async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_yes(tmp_path, allow, answer, stop):
+    asked: list[str] = []
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"allow": allow})
+
+    async with Hub.from_file(write_hub(tmp_path)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+            out = (await run(host, "delete it", profile="careful")).structured_content
+    assert (out["answer"], out["stop_reason"]) == (answer, stop)
+    assert asked == ['The assistant wants to call toy_echo with {"text": "deleted"}. Allow it?']
+
+
+async def test_a_host_that_cannot_confirm_gets_the_call_refused_never_auto_confirmed(tmp_path):
+    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:  # 2026-07-28: no push
+        assert await hub.wait_settled(30)
+        out = (await run(host, "delete it", profile="careful")).structured_content
+        echoed = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
+    assert out["answer"] == "I could not ask you, so I did nothing."
+    assert out["tool_calls"][0]["is_error"] is True and echoed["calls"] == []
+
+
+async def test_a_model_that_cannot_answer_ends_the_run_with_a_clear_error_and_the_task_is_kept(tmp_path):
+    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+        result = await run(host, "something no rule knows")
+        out = result.structured_content
+        history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
+                   ).structured_content["messages"]
+    assert result.is_error and out["stop_reason"] == "model_error"
+    assert "no rule matches 'something no rule knows'" in out["answer"]
+    assert [m["role"] for m in history] == ["user", "assistant"]
+
+
+async def test_unknown_profile_busy_session_and_missing_model_are_clear_errors(tmp_path):
+    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+        unknown = await run(host, "x", profile="nope")
+        sid = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
+        async with hub.sessions.lock(hub.local.user_id, sid):
+            busy = await run(host, "say hello through the tool", session_id=sid)
+    (tmp_path / "plain").mkdir()
+    plain = tmp_path / "plain" / "hub.json"
+    plain.write_text(json.dumps({"mcpServers": {}}))
+    async with Hub.from_file(plain) as hub, Client(hub.server) as host:
+        nomodel = await run(host, "x")
+    assert unknown.is_error and unknown.content[0].text == (
+        "unknown agent profile 'nope'; the profiles are: careful, default")
+    assert busy.is_error and "busy" in busy.content[0].text
+    assert nomodel.is_error and "no model is configured" in nomodel.content[0].text
