@@ -158,3 +158,29 @@ async def test_unknown_profile_busy_session_and_missing_model_are_clear_errors(t
         "unknown agent profile 'nope'; the profiles are: careful, default")
     assert busy.is_error and "busy" in busy.content[0].text
     assert nomodel.is_error and "no model is configured" in nomodel.content[0].text
+
+
+async def test_a_cancelled_run_stops_its_tool_call_keeps_the_session_consistent_and_frees_it(tmp_path):
+    rules = [{"when": "take your time", "tool_calls": [{"name": "toy_sleep", "arguments": {"seconds": 60}}]},
+             {"when": "say hello through the tool", "tool_calls": [ECHO]},
+             {"when": "^hello$", "text": "The tool said hello."}]
+    async with Hub.from_file(write_hub(tmp_path, rules)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy") as host:
+            sid = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
+            with anyio.move_on_after(2):  # the host gives up: the SDK sends notifications/cancelled
+                await host.call_tool("hermes_agent_run", {"task": "take your time", "session_id": sid})
+            with anyio.fail_after(30):
+                while True:  # the run ends promptly, writes what it did and lets go of the session
+                    history = (await host.call_tool("hermes_session_history", {"session_id": sid})
+                               ).structured_content["messages"]
+                    if history:
+                        break
+                    await anyio.sleep(0.05)
+            after = (await run(host, "say hello through the tool", session_id=sid)).structured_content
+            audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_sleep"})).structured_content
+    assert [(m["role"], m["content"]) for m in history][-1] == (
+        "assistant", "The run was cancelled before it finished.")
+    assert history[0]["content"] == "take your time"
+    assert after["stop_reason"] == "answered"
+    assert audit["calls"][0]["outcome"] in ("error", "timeout")  # the tool call was cancelled too
