@@ -10,7 +10,6 @@ one user turn.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -27,41 +26,19 @@ from hermes_hub.agent.providers.base import (
     strip_fences,
     with_json_instruction,
 )
+from hermes_hub.agent.providers.vendor import VendorProvider
 from hermes_hub.config import AgentSection
 
 log = logging.getLogger(__name__)
 _STOP = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use", "max_tokens": "max_tokens",
          "model_context_window_exceeded": "max_tokens"}
-_NO_KEY = "no-key"  # compatible servers that ignore the key still need the SDK to send one
 
 
-class AnthropicProvider:
-    def __init__(self, cfg: AgentSection) -> None:
-        assert cfg.model, "AgentSection validation requires a model for provider 'anthropic'"
-        key = cfg.api_key.get_secret_value() if cfg.api_key else os.environ.get("ANTHROPIC_API_KEY")
-        base_url = cfg.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self.model = cfg.model
-        self.name = f"anthropic:{cfg.model}"
-        self._timeout = cfg.timeout
-        self._missing_key = not key and not base_url
-        self._client = anthropic.AsyncAnthropic(api_key=key or _NO_KEY, base_url=base_url, timeout=cfg.timeout,
-                                                max_retries=cfg.max_retries)
-        self._endpoint = failures.Endpoint("anthropic", cfg.model, str(self._client.base_url), "ANTHROPIC_API_KEY",
-                                           "ANTHROPIC_BASE_URL", cfg.max_retries, key)
+class AnthropicProvider(VendorProvider):
+    vendor = "anthropic"
 
-    async def aclose(self) -> None:
-        """Close the HTTP connections; unclosed ones are otherwise closed at garbage collection, maybe after
-        their event loop has gone."""
-        await self._client.close()
-
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"<AnthropicProvider {self.name} at {self._endpoint.base_url}>"
+    def client(self, key: str, base_url: str | None, cfg: AgentSection) -> Any:
+        return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
                        max_tokens: int = 1024, json_output: bool = False) -> Reply:

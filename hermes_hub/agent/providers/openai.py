@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,41 +25,18 @@ from hermes_hub.agent.providers.base import (
     strip_fences,
     with_json_instruction,
 )
+from hermes_hub.agent.providers.vendor import VendorProvider
 from hermes_hub.config import AgentSection
 
 log = logging.getLogger(__name__)
 _STOP = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
-# Local servers (Ollama, vLLM) ignore the key, but the SDK refuses to start without one.
-_NO_KEY = "no-key"
 
 
-class OpenAIProvider:
-    def __init__(self, cfg: AgentSection) -> None:
-        assert cfg.model, "AgentSection validation requires a model for provider 'openai'"
-        key = cfg.api_key.get_secret_value() if cfg.api_key else os.environ.get("OPENAI_API_KEY")
-        base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.model = cfg.model
-        self.name = f"openai:{cfg.model}"
-        self._timeout = cfg.timeout
-        self._missing_key = not key and not base_url
-        self._client = openai.AsyncOpenAI(api_key=key or _NO_KEY, base_url=base_url, timeout=cfg.timeout,
-                                          max_retries=cfg.max_retries)
-        self._endpoint = failures.Endpoint("openai", cfg.model, str(self._client.base_url), "OPENAI_API_KEY",
-                                           "OPENAI_BASE_URL", cfg.max_retries, key)
+class OpenAIProvider(VendorProvider):
+    vendor = "openai"
 
-    async def aclose(self) -> None:
-        """Close the HTTP connections; unclosed ones are otherwise closed at garbage collection, maybe after
-        their event loop has gone."""
-        await self._client.close()
-
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"<OpenAIProvider {self.name} at {self._endpoint.base_url}>"
+    def client(self, key: str, base_url: str | None, cfg: AgentSection) -> Any:
+        return openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
                        max_tokens: int = 1024, json_output: bool = False) -> Reply:
