@@ -13,6 +13,7 @@ naming the field and the fix, and changes nothing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import secrets
@@ -58,7 +59,8 @@ class Memories:
         if judge is not None:
             from hermes_hub.memory.extraction import Extractor
 
-            self.extractor = Extractor(store, judge, self.recall, min_confidence=self.cfg.min_confidence)
+            self.extractor = Extractor(store, judge, functools.partial(self.recall, touch=False),
+                                       min_confidence=self.cfg.min_confidence)
         self._touched: dict[str, set[str]] = {}  # user -> memory ids recalled since the last write
         self._stack = AsyncExitStack()
 
@@ -147,7 +149,9 @@ class Memories:
 
     # -- reading ----------------------------------------------------------------------------------
 
-    async def recall(self, user_id: str, q: RecallQuery) -> list[RecallItem]:
+    async def recall(self, user_id: str, q: RecallQuery, *, touch: bool = True) -> list[RecallItem]:
+        """Best first. ``touch``: count it as a use of the memories returned (keeps them from being
+        archived); the judge's own look-ups do not."""
         model.check_text(q.text, "query", model.MAX_QUERY_CHARS)
         if not 1 <= q.limit <= MAX_PAGE:
             raise InvalidInput(f"limit must be from 1 to {MAX_PAGE} (got {q.limit})")
@@ -162,7 +166,7 @@ class Memories:
         items = await recall(self.store, self.indexer, user_id, q, now=now, half_life_days=self.cfg.half_life_days,
                              vectors=self.vectors)
         recalled = {i.memory_id for i in items if i.memory_id}
-        if recalled:  # bookkeeping off the request path
+        if recalled and touch:  # bookkeeping off the request path
             self._touched.setdefault(user_id, set()).update(recalled)
         return items
 

@@ -158,3 +158,15 @@ async def test_the_extraction_queue_survives_a_kill_9_and_judges_each_conversati
     assert sorted(texts) == sorted(f"Fact number {n} about the user" for n in range(sessions))
     assert jobs == [("done", sessions)]
     assert status["extraction_jobs"]["done"] == sessions
+
+
+async def test_the_judges_look_ups_do_not_count_as_uses_of_a_memory(hub):
+    async with Client(hub.server) as host:
+        m = await call(host, "hermes_memory_remember", {"text": "The user lives in Berlin"})
+        await settled(host)
+        await say(host, "Yes, I still live in Berlin")  # the judge looks Berlin up and confirms it
+        await settled(host)
+        await hub.memories._write_touches()
+        [row] = await hub.store.raw("SELECT recall_count, last_recalled_at FROM memories WHERE id = ?",
+                                    (m["memory_id"],))
+    assert row == (0, None)
