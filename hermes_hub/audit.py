@@ -168,7 +168,7 @@ class AuditWriter:
 @asynccontextmanager
 async def record(store: Store, *, user_id: str, tool: str, server: str | None = None, session_id: str | None = None,
                  arguments: dict[str, Any] | None = None, masker: Masker = DEFAULT_MASKER,
-                 writer: AuditWriter | None = None) -> AsyncIterator[Recording]:
+                 writer: AuditWriter | None = None, run_id: str | None = None) -> AsyncIterator[Recording]:
     """Time the block and write one audit row when it ends, however it ends (through ``writer``
     in the background when given, else directly)."""
     rec = Recording()
@@ -183,7 +183,8 @@ async def record(store: Store, *, user_id: str, tool: str, server: str | None = 
         row = AuditRecord(at=at, user_id=user_id, tool=tool, outcome=rec.outcome,
                           duration_ms=round((time.perf_counter() - start) * 1000, 3), server=server,
                           session_id=session_id, arguments=masker(arguments or {}),
-                          error=rec.error[:MAX_ERROR] if rec.error else None, result_size=rec.result_size)
+                          error=rec.error[:MAX_ERROR] if rec.error else None, result_size=rec.result_size,
+                          run_id=run_id)
         if writer is not None:
             writer.submit(row)
         else:
@@ -212,6 +213,7 @@ class AuditEntry(BaseModel):
     error: str | None
     duration_ms: float
     result_size: int | None
+    run_id: str | None = None  # the agent run that made the call
 
 
 async def query(store: Store, caller: str, *, admin: bool = False, user: str | None = None, tool: str | None = None,
@@ -226,7 +228,7 @@ async def query(store: Store, caller: str, *, admin: bool = False, user: str | N
     rows = await store.query_audit(user_id=user if admin else caller, tool=tool, since=since, limit=limit)
     return [AuditEntry(id=r.id or 0, at=r.at, user_id=r.user_id, session_id=r.session_id, tool=r.tool,
                        server=r.server, arguments=r.arguments, outcome=r.outcome, error=r.error,
-                       duration_ms=r.duration_ms, result_size=r.result_size) for r in rows]
+                       duration_ms=r.duration_ms, result_size=r.result_size, run_id=r.run_id) for r in rows]
 
 
 async def prune(store: Store, *, days: float, now: datetime | None = None) -> int:

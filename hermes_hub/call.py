@@ -83,6 +83,8 @@ class CallContext:
     host: HostChannel = NO_HOST
     rounds: InputRounds | None = None  # set for 2026-07-28 hosts (input-required rounds)
     deadline: float | None = None  # anyio clock time after which the caller no longer waits
+    session_id: str | None = None  # the session the call belongs to (an agent run's), for the audit
+    run_id: str | None = None  # the agent run that made the call, for the audit and the trace
 
     def replace(self, **changes: Any) -> CallContext:
         return dataclasses.replace(self, **changes)

@@ -84,7 +84,7 @@ class Hub:
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config),
+                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store),
                           *audit_items(self._audit_store, self._reload_tool))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
@@ -144,14 +144,15 @@ class Hub:
         found = request.scope.get("state", {}).get(IDENTITY_KEY) if request is not None else None
         return found or self.local
 
-    def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None) -> Any:
+    def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None,
+               session_id: str | None = None, run_id: str | None = None) -> Any:
         if self.store is None:
             return _unaudited()
         if server == self.builtins.name and arguments:  # e.g. a memory's text: forgetting must reach it
             own = Namespace(self.config.hub.prefix, self.config.hub.separator).original(tool)
             arguments = self.builtins.redact(own or tool, arguments)
-        return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server,
-                            arguments=arguments, masker=self.masker, writer=self.audit_writer)
+        return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server, session_id=session_id,
+                            run_id=run_id, arguments=arguments, masker=self.masker, writer=self.audit_writer)
 
     async def _reload_tool(self) -> dict[str, Any]:
         if self.config_path is None:

@@ -344,6 +344,7 @@ def test_resources_lists_resources_and_templates_with_their_server(notes_config)
         "notes://notes/note/groceries        notes   groceries",
         "hub://hermes/sessions/{session_id}  hermes  session transcript (template)",
         "hub://hermes/memory/{memory_id}     hermes  memory (template)",
+        "hub://hermes/traces/{run_id}        hermes  agent run trace (template)",
         "notes://notes/note/{id}             notes   note (template)",
     ]
 

@@ -33,11 +33,13 @@ import mcp.types as types
 from hermes_hub.agent.context import Budget, build_request
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
-from hermes_hub.aggregation.catalog import Catalog
+from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
+from hermes_hub.audit import DEFAULT_MASKER
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.memory import Memories, RecallQuery
 from hermes_hub.sessions import Sessions
+from hermes_hub.storage.records import RunRecord, utcnow
 
 log = logging.getLogger("hermes_hub.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
@@ -63,6 +65,11 @@ class RunResult:
     tool_calls: list[CallRecord] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    trace: list[dict[str, Any]] = field(default_factory=list)  # every budget decision, model request, tool call
+    started: float = field(default_factory=time.perf_counter)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.trace.append({"at": round(time.perf_counter() - self.started, 4), "kind": kind, **fields})
 
     def structured(self) -> dict[str, Any]:
         return {"answer": self.answer, "session_id": self.session_id, "run_id": self.run_id,
@@ -85,6 +92,8 @@ class Agent:
         else:
             await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
+        started_at = utcnow()
+        ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
         async with self.sessions.lock(uid, session_id) as lease:
             transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
             try:
@@ -99,7 +108,17 @@ class Agent:
                     for m in transcript:
                         m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
                     await self.sessions.append_many(uid, session_id, transcript, lease=lease)
+                    await self._keep(run, profile, task, uid, started_at)
         return run
+
+    async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
+        """Store the run and its trace (a trace that cannot be written is logged, never fails the run)."""
+        record = RunRecord(run.run_id, user_id, run.session_id, profile.name, task[:2000], started_at, utcnow(),
+                           run.stop_reason, run.rounds, run.input_tokens, run.output_tokens, run.answer, run.trace)
+        try:
+            await self.sessions.store.add_run(record)
+        except Exception:  # noqa: BLE001
+            log.exception("could not store the trace of run %s", run.run_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
                       transcript: list[dict[str, Any]]) -> None:
@@ -116,16 +135,24 @@ class Agent:
             Budget(profile.context_tokens), profile.instructions, memories, session.summary,
             list(reversed(history)), task, specs)
         log.info("run %s: %s", run.run_id, sizes)
+        run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), memories=len(memories))
         results: list[str] = []
         declined = False
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
+            asked = time.perf_counter()
             try:
                 reply = await self.model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
+                run.event("request", round=round_no, provider=self.model.name, error=str(e),
+                          seconds=round(time.perf_counter() - asked, 4))
                 run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
                 return
+            run.event("request", round=round_no, provider=self.model.name, model=reply.model,
+                      input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+                      seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
+                      tool_calls=len(reply.tool_calls))
             run.input_tokens += reply.usage.input_tokens
             run.output_tokens += reply.usage.output_tokens
             if not reply.tool_calls:
@@ -141,6 +168,11 @@ class Agent:
                                 f"round {round_no}/{profile.max_rounds}: calling {call.name}")
                 text, is_error, refused = await self._call(call, by_name, profile, ctx, run)
                 declined = declined or refused
+                origin = (by_name[call.name].meta or {}).get(ORIGIN_META, {}) if call.name in by_name else {}
+                run.event("tool", round=round_no, name=call.name, server=origin.get("server"),
+                          arguments=DEFAULT_MASKER(call.arguments if isinstance(call.arguments, dict) else {}),
+                          seconds=round(run.tool_calls[-1].seconds, 4),
+                          outcome="declined" if refused else "error" if is_error else "ok", result_chars=len(text))
                 messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
                 transcript.append({"role": "tool", "content": text, "tool_call_id": call.id})
                 results.append(text)

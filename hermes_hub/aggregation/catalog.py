@@ -221,7 +221,7 @@ class Catalog:
         if entry is not None and not entry.mount.offers(entry.original, ctx.caller):
             entry = None  # a tool the caller may not use does not exist for them
         async with self.auditor(caller=ctx.caller, tool=name, server=entry.mount.source.name if entry else None,
-                                arguments=arguments) as outcome:
+                                arguments=arguments, session_id=ctx.session_id, run_id=ctx.run_id) as outcome:
             if entry is None and ctx.rounds and ctx.rounds.request_state:
                 entry = self._continued(name, ctx.caller)
             if entry is None:

@@ -1,18 +1,25 @@
-"""``hermes_agent_run``: the agent loop as a tool any MCP host can call (see ``hermes_hub.agent.loop``)."""
+"""``hermes_agent_run``: the agent loop as a tool any MCP host can call (see ``hermes_hub.agent.loop``);
+``hermes_trace_list`` / ``hermes_trace_get`` / ``hub://hermes/traces/{run_id}``: what each of your runs did;
+``hermes_feedback``: rate a run. Another user's run id answers "not found", like one that never existed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp.types as types
 
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import resolve
-from hermes_hub.builtins.source import BuiltinTool
+from hermes_hub.builtins.source import BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.config import HubConfig
 from hermes_hub.errors import HubError
+from hermes_hub.storage import Store
+from hermes_hub.storage.records import RunRecord
+
+RUN_ID = {"type": "string", "description": "a run id (run_…) from hermes_agent_run or hermes_trace_list"}
 
 SCHEMA = {
     "type": "object",
@@ -27,7 +34,19 @@ SCHEMA = {
 }
 
 
-def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig]) -> list[BuiltinTool]:
+def _summary(r: RunRecord) -> dict[str, Any]:
+    return {"run_id": r.run_id, "session_id": r.session_id, "profile": r.profile, "task": r.task[:200],
+            "started_at": r.started_at.isoformat(), "seconds": round((r.ended_at - r.started_at).total_seconds(), 3),
+            "stop_reason": r.stop_reason, "rounds": r.rounds, "rating": r.rating}
+
+
+def _trace(r: RunRecord) -> dict[str, Any]:
+    return {**_summary(r), "task": r.task, "answer": r.answer, "comment": r.comment,
+            "usage": {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens}, "events": r.trace}
+
+
+def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig],
+                get_store: Callable[[], Awaitable[Store]]) -> list[BuiltinTool | BuiltinTemplate]:
     async def run(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
             profile = resolve(get_config(), args.get("profile", "default"))
@@ -47,4 +66,53 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
         input_schema=SCHEMA,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
     )
-    return [BuiltinTool(tool, run)]
+    def guarded(body: Callable[[dict[str, Any], CallContext], Awaitable[Any]]) -> Any:
+        async def handler(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
+            try:
+                return json_result(await body(args, ctx))
+            except HubError as e:
+                return types.CallToolResult(content=[types.TextContent(type="text", text=str(e))], is_error=True)
+        return handler
+
+    async def trace_list(args: dict[str, Any], ctx: CallContext) -> Any:
+        runs = await (await get_store()).list_runs(ctx.caller.user_id, limit=args.get("limit", 20))
+        return {"runs": [_summary(r) for r in runs]}
+
+    async def trace_get(args: dict[str, Any], ctx: CallContext) -> Any:
+        return _trace(await (await get_store()).get_run(ctx.caller.user_id, args["run_id"]))
+
+    async def feedback(args: dict[str, Any], ctx: CallContext) -> Any:
+        rated = await (await get_store()).rate_run(ctx.caller.user_id, args["run_id"], args["rating"],
+                                                   args.get("comment"))
+        return {"run_id": rated.run_id, "rating": rated.rating, "comment": rated.comment}
+
+    async def trace_text(params: dict[str, str], ctx: CallContext) -> str:
+        found = await (await get_store()).get_run(ctx.caller.user_id, params["run_id"])
+        return json.dumps(_trace(found), ensure_ascii=False, indent=2)
+
+    read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    return [
+        BuiltinTool(tool, run),
+        BuiltinTool(types.Tool(name="trace_list", description="Your recent agent runs, newest first: profile, task, "
+                               "how each ended, rounds, rating.", annotations=read_only,
+                               input_schema={"type": "object", "properties": {"limit": {
+                                   "type": "integer", "minimum": 1, "maximum": 200}}, "additionalProperties": False}),
+                    guarded(trace_list)),
+        BuiltinTool(types.Tool(name="trace_get", description="What one agent run did, round by round: every model "
+                               "request (provider, tokens, seconds, finish), every tool call (server, seconds, "
+                               "outcome, size; secrets masked) and the context budget.", annotations=read_only,
+                               input_schema={"type": "object", "properties": {"run_id": RUN_ID},
+                                             "required": ["run_id"], "additionalProperties": False}),
+                    guarded(trace_get)),
+        BuiltinTool(types.Tool(name="feedback", description="Rate an agent run up or down, with an optional comment; "
+                               "kept with its trace.",
+                               input_schema={"type": "object", "properties": {
+                                   "run_id": RUN_ID, "rating": {"enum": ["up", "down"]},
+                                   "comment": {"type": "string", "maxLength": 2000}},
+                                   "required": ["run_id", "rating"], "additionalProperties": False}),
+                    guarded(feedback)),
+        BuiltinTemplate(types.ResourceTemplate(uri_template="hub://traces/{run_id}", name="agent run trace",
+                                               mime_type="application/json",
+                                               description="What one of your agent runs did, round by round"),
+                        trace_text),
+    ]

@@ -30,6 +30,7 @@ from hermes_hub.storage.records import (
     MessageRecord,
     NewMessage,
     RankedRow,
+    RunRecord,
     SearchHit,
     SessionRecord,
     TokenRecord,
@@ -225,9 +226,22 @@ class ExtractionQueue(Protocol):
     async def extraction_counts(self) -> dict[str, int]: ...
 
 
+class RunStore(Protocol):
+    """Agent runs and their traces; another user's run id raises the ``NotFound`` of a missing one."""
+
+    async def add_run(self, record: RunRecord) -> None: ...
+
+    async def get_run(self, user_id: str, run_id: str) -> RunRecord: ...
+
+    async def list_runs(self, user_id: str, *, limit: int = 20) -> list[RunRecord]:
+        """The user's runs, newest first."""
+
+    async def rate_run(self, user_id: str, run_id: str, rating: str, comment: str | None) -> RunRecord: ...
+
+
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, MemoryStore, ExtractionQueue,
-            Protocol):
+            RunStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -231,6 +231,31 @@ def m008_extraction_jobs(db: Connection) -> None:
     db.execute("CREATE INDEX extraction_jobs_ready ON extraction_jobs (state, not_before, id)")
 
 
+def m009_agent_runs(db: Connection) -> None:
+    # One row per agent run: its outcome, usage and trace (rounds, model requests, tool calls, budget), and
+    # the person's rating. Audit rows of the calls a run made carry its id.
+    db.execute("""
+        CREATE TABLE agent_runs (
+            run_id        TEXT PRIMARY KEY,
+            user_id       TEXT NOT NULL,
+            session_id    TEXT NOT NULL,
+            profile       TEXT NOT NULL,
+            task          TEXT NOT NULL,
+            started_at    REAL NOT NULL,
+            ended_at      REAL NOT NULL,
+            stop_reason   TEXT NOT NULL,
+            rounds        INTEGER NOT NULL,
+            input_tokens  INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            answer        TEXT NOT NULL,
+            trace         TEXT NOT NULL,      -- JSON list of events
+            rating        TEXT CHECK (rating IN ('up', 'down')),
+            comment       TEXT
+        )""")
+    db.execute("CREATE INDEX agent_runs_by_user ON agent_runs (user_id, started_at DESC)")
+    db.execute("ALTER TABLE audit ADD COLUMN run_id TEXT")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -240,6 +265,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m006_audit,
     m007_memory,
     m008_extraction_jobs,
+    m009_agent_runs,
 ]
 
 

@@ -91,6 +91,7 @@ class AuditRecord:
     error: str | None = None
     result_size: int | None = None
     id: int | None = None  # assigned by the store
+    run_id: str | None = None  # the agent run that made the call
 
 
 MEMORY_STATES: tuple[str, ...] = ("active", "archived")
@@ -148,3 +149,24 @@ class ExtractionJob:
     first_pk: int
     last_pk: int
     attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One agent run: what was asked, how it ended, and its trace (a list of events)."""
+
+    run_id: str
+    user_id: str
+    session_id: str
+    profile: str
+    task: str
+    started_at: datetime
+    ended_at: datetime
+    stop_reason: str
+    rounds: int
+    input_tokens: int
+    output_tokens: int
+    answer: str
+    trace: list[dict[str, Any]]
+    rating: str | None = None
+    comment: str | None = None

@@ -34,6 +34,7 @@ from hermes_hub.storage import migrations
 from hermes_hub.storage import sqlite_audit as audit_sql
 from hermes_hub.storage import sqlite_jobs as jobs_sql
 from hermes_hub.storage import sqlite_memory as mem_sql
+from hermes_hub.storage import sqlite_runs as runs_sql
 from hermes_hub.storage import sqlite_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
 from hermes_hub.storage.records import (
@@ -44,6 +45,7 @@ from hermes_hub.storage.records import (
     MessageRecord,
     NewMessage,
     RankedRow,
+    RunRecord,
     SearchHit,
     SessionRecord,
     TokenRecord,
@@ -358,6 +360,20 @@ class SQLiteStore:
 
     async def extraction_counts(self) -> dict[str, int]:
         return await self._read(jobs_sql.counts)
+
+    # --- agent runs --------------------------------------------------------------------------------
+
+    async def add_run(self, record: RunRecord) -> None:
+        await self._write(runs_sql.add_run, record)
+
+    async def get_run(self, user_id: str, run_id: str) -> RunRecord:
+        return await self._read(runs_sql.get_run, user_id, run_id)
+
+    async def list_runs(self, user_id: str, *, limit: int = 20) -> list[RunRecord]:
+        return await self._read(runs_sql.list_runs, user_id, limit)
+
+    async def rate_run(self, user_id: str, run_id: str, rating: str, comment: str | None) -> RunRecord:
+        return await self._write(runs_sql.rate_run, user_id, run_id, rating, comment)
 
 
 @asynccontextmanager

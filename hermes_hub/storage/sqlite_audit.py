@@ -11,7 +11,7 @@ from hermes_hub.storage.sqlite_sessions import dt, ts
 
 Connection = Any
 _TOKEN_COLS = "id, token_hash, user_id, role, name, created_at, revoked_at"
-_AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size"
+_AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id"
 
 
 def _token(row: tuple[Any, ...]) -> TokenRecord:
@@ -48,10 +48,10 @@ def revoke_token(db: Connection, token_id: str, at: datetime) -> bool:
 def add_audit(db: Connection, rec: AuditRecord) -> int:
     cur = db.execute(
         "INSERT INTO audit (at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, "
-        "result_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "result_size, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (ts(rec.at), rec.user_id, rec.session_id, rec.tool, rec.server,
          json.dumps(rec.arguments, ensure_ascii=False, default=str), rec.outcome, rec.error, rec.duration_ms,
-         rec.result_size))
+         rec.result_size, rec.run_id))
     return int(cur.lastrowid)
 
 
@@ -67,8 +67,9 @@ def query_audit(db: Connection, user_id: str | None, tool: str | None, since: da
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY at DESC, id DESC LIMIT ?"
     out = []
-    for aid, at, uid, sid, tool_, server, arguments, outcome, error, ms, size in db.execute(sql, [*args, limit]):
-        out.append(AuditRecord(dt(at), uid, tool_, outcome, ms, server, sid, json.loads(arguments), error, size, aid))
+    for aid, at, uid, sid, tool_, server, arguments, outcome, error, ms, size, run in db.execute(sql, [*args, limit]):
+        out.append(AuditRecord(dt(at), uid, tool_, outcome, ms, server, sid, json.loads(arguments), error, size, aid,
+                               run))
     return out
 
 

@@ -177,10 +177,44 @@ async def test_a_cancelled_run_stops_its_tool_call_keeps_the_session_consistent_
                     if history:
                         break
                     await anyio.sleep(0.05)
-            after = (await run(host, "say hello through the tool", session_id=sid)).structured_content
+            with anyio.fail_after(30):
+                while True:  # the lock goes as soon as the cancelled run has written its last rows
+                    again = await run(host, "say hello through the tool", session_id=sid)
+                    if not (again.is_error and "busy" in again.content[0].text):
+                        break
+                    await anyio.sleep(0.05)
+            after = again.structured_content
             audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_sleep"})).structured_content
     assert [(m["role"], m["content"]) for m in history][-1] == (
         "assistant", "The run was cancelled before it finished.")
     assert history[0]["content"] == "take your time"
     assert after["stop_reason"] == "answered"
     assert audit["calls"][0]["outcome"] in ("error", "timeout")  # the tool call was cancelled too
+
+
+async def test_each_run_leaves_a_trace_its_calls_audit_rows_name_it_and_only_its_user_sees_it(tmp_path):
+    async with Hub.from_file(write_hub(tmp_path)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server) as host:
+            out = (await run(host, "please say hello through the tool")).structured_content
+            listed = (await host.call_tool("hermes_trace_list", {})).structured_content
+            trace = (await host.call_tool("hermes_trace_get", {"run_id": out["run_id"]})).structured_content
+            rated = (await host.call_tool("hermes_feedback", {"run_id": out["run_id"], "rating": "up",
+                                                              "comment": "quick"})).structured_content
+            resource = json.loads((await host.read_resource(f"hub://hermes/traces/{out['run_id']}")).contents[0].text)
+            audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
+        eve = CallContext(Identity("eve"))
+        theirs = await hub.catalog.call_tool("hermes_trace_get", {"run_id": out["run_id"]}, eve)
+        ghost = await hub.catalog.call_tool("hermes_trace_get", {"run_id": "run_nothing"}, eve)
+        eves = await hub.catalog.call_tool("hermes_trace_list", {}, eve)
+    assert [r["run_id"] for r in listed["runs"]] == [out["run_id"]]
+    assert [e["kind"] for e in trace["events"]] == ["budget", "request", "tool", "request"]
+    tool = trace["events"][2]
+    assert (tool["name"], tool["server"], tool["outcome"], tool["arguments"]) == ("toy_echo", "toy", "ok",
+                                                                                  {"text": "hello"})
+    assert trace["events"][1]["provider"] == "scripted:model.json" and trace["events"][3]["finish"] == "end"
+    assert rated == {"run_id": out["run_id"], "rating": "up", "comment": "quick"}
+    assert resource["rating"] == "up" and resource["answer"] == "The tool said hello."
+    assert [(c["run_id"], c["session_id"]) for c in audit["calls"]] == [(out["run_id"], out["session_id"])]
+    assert theirs.is_error and theirs.content[0].text == ghost.content[0].text.replace("run_nothing", out["run_id"])
+    assert eves.structured_content == {"runs": []}
