@@ -1,4 +1,4 @@
-"""``hermes-hub token`` and ``hermes-hub audit``: the hub's own state, read from its store directly."""
+"""``hermes-hub token``, ``audit`` and ``traces``: the hub's own state, read from its store directly."""
 
 from __future__ import annotations
 
@@ -138,3 +138,40 @@ def _since(raw: str | None) -> datetime | timedelta | None:
         return datetime.fromisoformat(raw)
     except ValueError:
         raise HubError(f"--since {raw!r}: give an ISO 8601 time (2026-11-29T08:00:00Z) or a duration (30m, 12h, 7d)")
+
+
+@click.command("traces")
+@click.argument("run_id", required=False)
+@click.option("--user", help="whose runs (default: the local user, auth.local_user or the OS user)")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@CONFIG
+def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, config: str) -> None:
+    """List recent agent runs with their outcome and rating, or show RUN_ID's trace round by round."""
+
+    async def go() -> None:
+        from hermes_hub.builtins.agent_tools import run_summary, run_trace
+        from hermes_hub.config import load_config
+        from hermes_hub.identity import local_user_name
+
+        who = user or load_config(config).auth.local_user or local_user_name()
+        async with _store(config) as store:
+            if run_id is not None:
+                found = run_trace(await store.get_run(who, run_id))
+            else:
+                found = {"runs": [run_summary(r) for r in await store.list_runs(who, limit=limit)]}
+        if as_json:
+            click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        elif run_id is None:
+            click.echo(tables.table(["run", "started", "profile", "stop", "rounds", "rating", "task"],
+                                    [[r["run_id"], r["started_at"][:19], r["profile"], r["stop_reason"], r["rounds"],
+                                      r["rating"] or "", r["task"]] for r in found["runs"]]))
+        else:
+            click.echo(f"{found['run_id']} ({found['profile']}): {found['stop_reason']} after {found['rounds']} "
+                       f"rounds, {found['usage']['input_tokens']}+{found['usage']['output_tokens']} tokens")
+            for e in found["events"]:
+                detail = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "kind"))
+                click.echo(f"  {e['at']:>8.3f}s {e['kind']:<8} {detail}")
+            click.echo(f"answer: {found['answer']}")
+
+    _run(go)

@@ -20,7 +20,7 @@ import anyio
 import click
 
 from hermes_hub import tables
-from hermes_hub.admin_cli import audit_cmd, token
+from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
 from hermes_hub.memory_cli import memory
 
@@ -376,3 +376,4 @@ async def prompt(name: str, raw_args: str | None, config: str, url: str | None, 
 main.add_command(token)
 main.add_command(audit_cmd)
 main.add_command(memory)
+main.add_command(traces_cmd)

@@ -34,14 +34,14 @@ SCHEMA = {
 }
 
 
-def _summary(r: RunRecord) -> dict[str, Any]:
+def run_summary(r: RunRecord) -> dict[str, Any]:
     return {"run_id": r.run_id, "session_id": r.session_id, "profile": r.profile, "task": r.task[:200],
             "started_at": r.started_at.isoformat(), "seconds": round((r.ended_at - r.started_at).total_seconds(), 3),
             "stop_reason": r.stop_reason, "rounds": r.rounds, "rating": r.rating}
 
 
-def _trace(r: RunRecord) -> dict[str, Any]:
-    return {**_summary(r), "task": r.task, "answer": r.answer, "comment": r.comment,
+def run_trace(r: RunRecord) -> dict[str, Any]:
+    return {**run_summary(r), "task": r.task, "answer": r.answer, "comment": r.comment,
             "usage": {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens}, "events": r.trace}
 
 
@@ -76,10 +76,10 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
 
     async def trace_list(args: dict[str, Any], ctx: CallContext) -> Any:
         runs = await (await get_store()).list_runs(ctx.caller.user_id, limit=args.get("limit", 20))
-        return {"runs": [_summary(r) for r in runs]}
+        return {"runs": [run_summary(r) for r in runs]}
 
     async def trace_get(args: dict[str, Any], ctx: CallContext) -> Any:
-        return _trace(await (await get_store()).get_run(ctx.caller.user_id, args["run_id"]))
+        return run_trace(await (await get_store()).get_run(ctx.caller.user_id, args["run_id"]))
 
     async def feedback(args: dict[str, Any], ctx: CallContext) -> Any:
         rated = await (await get_store()).rate_run(ctx.caller.user_id, args["run_id"], args["rating"],
@@ -88,7 +88,7 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
 
     async def trace_text(params: dict[str, str], ctx: CallContext) -> str:
         found = await (await get_store()).get_run(ctx.caller.user_id, params["run_id"])
-        return json.dumps(_trace(found), ensure_ascii=False, indent=2)
+        return json.dumps(run_trace(found), ensure_ascii=False, indent=2)
 
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
     return [

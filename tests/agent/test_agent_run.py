@@ -218,3 +218,28 @@ async def test_each_run_leaves_a_trace_its_calls_audit_rows_name_it_and_only_its
     assert [(c["run_id"], c["session_id"]) for c in audit["calls"]] == [(out["run_id"], out["session_id"])]
     assert theirs.is_error and theirs.content[0].text == ghost.content[0].text.replace("run_nothing", out["run_id"])
     assert eves.structured_content == {"runs": []}
+
+
+async def test_hermes_hub_traces_lists_runs_and_shows_one_round_by_round(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.support import PROJECT
+
+    cfg = write_hub(tmp_path)
+    async with Hub.from_file(cfg) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server) as host:
+            out = (await run(host, "please say hello through the tool")).structured_content
+
+    def traces(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "hermes_hub", "traces", *args, "--config", cfg], cwd=PROJECT,
+                              capture_output=True, text=True, timeout=60)
+
+    listed, shown, missing = traces(), traces(out["run_id"]), traces("run_nothing")
+    assert listed.returncode == 0 and out["run_id"] in listed.stdout and "answered" in listed.stdout
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"{out['run_id']} (default): answered after 2 rounds, " + lines[0].split("rounds, ")[1]
+    assert [line.split()[1] for line in lines[1:-1]] == ["budget", "request", "tool", "request"]
+    assert lines[-1] == "answer: The tool said hello."
+    assert missing.returncode == 1 and "run 'run_nothing' not found" in missing.stderr
