@@ -10,13 +10,11 @@ one user turn.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
 
-from hermes_hub.agent.providers import failures
 from hermes_hub.agent.providers.base import (
     Message,
     Reply,
@@ -36,14 +34,14 @@ _STOP = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use", "max
 
 class AnthropicProvider(VendorProvider):
     vendor = "anthropic"
+    sdk = anthropic
+    sdk_error = anthropic.AnthropicError
 
     def client(self, key: str, base_url: str | None, cfg: AgentSection) -> Any:
         return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
                        max_tokens: int = 1024, json_output: bool = False) -> Reply:
-        if self._missing_key:
-            raise failures.missing_key(self._endpoint)
         system = with_json_instruction(system) if json_output else system
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": wire_messages(messages)}
         if system:
@@ -51,25 +49,7 @@ class AnthropicProvider(VendorProvider):
         if tools:
             params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                                for t in tools]
-        started = time.perf_counter()
-        try:
-            response = await self._client.messages.create(**params)
-        except anthropic.APITimeoutError:
-            raise failures.timed_out(self._endpoint, self._timeout) from None
-        except anthropic.APIConnectionError:
-            raise failures.unreachable(self._endpoint) from None
-        except anthropic.APIStatusError as e:
-            raise failures.from_status(self._endpoint, e.status_code, e.body) from None
-        except anthropic.AnthropicError as e:
-            raise failures.unreadable(self._endpoint, e) from None
-        try:
-            reply = _reply(response, self.model, json_output)
-        except (AttributeError, TypeError, ValueError) as e:  # a 200 that is not this vendor's answer
-            raise failures.unreadable(self._endpoint, e) from None
-        log.debug("model request %s: %d messages, %d tools, %d in / %d out tokens, %.0f ms, %s", self.name,
-                  len(params["messages"]), len(tools), reply.usage.input_tokens, reply.usage.output_tokens,
-                  (time.perf_counter() - started) * 1000, reply.stop_reason)
-        return reply
+        return await self.send(self._client.messages.create, params, lambda r: _reply(r, self.model, json_output), len(tools))
 
 
 def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:

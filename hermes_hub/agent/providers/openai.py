@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import openai
 
-from hermes_hub.agent.providers import failures
 from hermes_hub.agent.providers.base import (
     Message,
     Reply,
@@ -34,14 +32,14 @@ _STOP = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use", "
 
 class OpenAIProvider(VendorProvider):
     vendor = "openai"
+    sdk = openai
+    sdk_error = openai.OpenAIError
 
     def client(self, key: str, base_url: str | None, cfg: AgentSection) -> Any:
         return openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
                        max_tokens: int = 1024, json_output: bool = False) -> Reply:
-        if self._missing_key:
-            raise failures.missing_key(self._endpoint)
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens,
                                   "messages": wire_messages(with_json_instruction(system) if json_output else system,
                                                             messages)}
@@ -50,25 +48,7 @@ class OpenAIProvider(VendorProvider):
                                                                  "parameters": t.input_schema}} for t in tools]
         if json_output:
             params["response_format"] = {"type": "json_object"}
-        started = time.perf_counter()
-        try:
-            response = await self._client.chat.completions.create(**params)
-        except openai.APITimeoutError:
-            raise failures.timed_out(self._endpoint, self._timeout) from None
-        except openai.APIConnectionError:
-            raise failures.unreachable(self._endpoint) from None
-        except openai.APIStatusError as e:
-            raise failures.from_status(self._endpoint, e.status_code, e.body) from None
-        except openai.OpenAIError as e:
-            raise failures.unreadable(self._endpoint, e) from None
-        try:
-            reply = _reply(response, self.model, json_output)
-        except (AttributeError, TypeError, ValueError) as e:  # a 200 that is not this vendor's answer
-            raise failures.unreadable(self._endpoint, e) from None
-        log.debug("model request %s: %d messages, %d tools, %d in / %d out tokens, %.0f ms, %s", self.name,
-                  len(params["messages"]), len(tools), reply.usage.input_tokens, reply.usage.output_tokens,
-                  (time.perf_counter() - started) * 1000, reply.stop_reason)
-        return reply
+        return await self.send(self._client.chat.completions.create, params, lambda r: _reply(r, self.model, json_output), len(tools))
 
 
 def wire_messages(system: str | None, messages: list[Message]) -> list[dict[str, Any]]:
