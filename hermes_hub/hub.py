@@ -19,6 +19,7 @@ import anyio
 
 from hermes_hub import audit
 from hermes_hub.agent.loop import Agent
+from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
@@ -80,6 +81,7 @@ class Hub:
         self.sessions: Sessions | None = None
         self.memories: Memories | None = None
         self.model: Provider | None = None
+        self.summaries: Summarizer | None = None
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
@@ -118,7 +120,7 @@ class Hub:
                            "(anthropic, openai, or scripted with a rules file)")
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
-        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own)
+        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries)
 
     async def _model(self) -> Provider | None:
         """The configured model (``agent``), closed with the hub; None when there is none."""
@@ -218,6 +220,9 @@ class Hub:
             self.model = await self._model()
             self.memories = await self._stack.enter_async_context(
                 Memories(self.store, self.config.memory, judge=self.model))
+            if self.model is not None:
+                self.summaries = Summarizer(self.store, self.model)
+                tg.start_soon(self.summaries.run)
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)
             self.audit_writer = audit.AuditWriter(self.store)
@@ -260,4 +265,6 @@ class Hub:
         out = self.status()
         if self.memories is not None:
             out["memory"] = await self.memories.status()
+        if self.summaries is not None:
+            out["summaries"] = {"queue": await self.summaries.store.summary_counts(), "error": self.summaries.error}
         return out

@@ -33,6 +33,7 @@ import mcp.types as types
 from hermes_hub.agent.context import Budget, build_request
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
+from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.audit import DEFAULT_MASKER
 from hermes_hub.call import CallContext
@@ -81,8 +82,9 @@ class RunResult:
 
 class Agent:
     def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider,
-                 *, own_tools: str) -> None:
+                 *, own_tools: str, summaries: Summarizer | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
+        self.summaries = summaries  # folds what slid out of the window into the session's summary
         self.own_tools = own_tools  # public-name prefix of the agent's own tools, never offered to it
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
@@ -109,6 +111,7 @@ class Agent:
                         m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
                     await self.sessions.append_many(uid, session_id, transcript, lease=lease)
                     await self._keep(run, profile, task, uid, started_at)
+                    await self._fold_later(uid, session_id, profile)
         return run
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
@@ -119,6 +122,15 @@ class Agent:
             await self.sessions.store.add_run(record)
         except Exception:  # noqa: BLE001
             log.exception("could not store the trace of run %s", run.run_id)
+
+    async def _fold_later(self, user_id: str, session_id: str, profile: Profile) -> None:
+        if self.summaries is None:
+            return
+        try:
+            count = (await self.sessions.get(user_id, session_id)).message_count
+            await self.summaries.request(user_id, session_id, message_count=count, window=profile.window)
+        except Exception:  # noqa: BLE001 - a summary is help for later runs, never a reason to fail this one
+            log.exception("could not ask for a summary of session %s", session_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
                       transcript: list[dict[str, Any]]) -> None:

@@ -230,9 +230,9 @@ class ExtractionQueue(Protocol):
 class SummaryQueue(Protocol):
     """Durable requests to fold a session's older messages into its stored summary (one job per session)."""
 
-    async def request_summary(self, user_id: str, session_id: str, upto_seq: int) -> bool:
+    async def request_summary(self, user_id: str, session_id: str, upto_seq: int, *, min_new: int = 1) -> bool:
         """Ask for messages up to ``upto_seq`` to be folded in (raising an open request's bound); False when
-        the summary already covers them or the session is not ``user_id``'s."""
+        fewer than ``min_new`` of them are outside the summary, or the session is not ``user_id``'s."""
 
     async def claim_summary(self, owner: str, *, lease: float) -> SummaryJob | None:
         """The oldest ready job (or one whose holder's lease ran out), now held by ``owner``."""

@@ -364,8 +364,8 @@ class SQLiteStore:
 
     # --- session summaries -------------------------------------------------------------------------
 
-    async def request_summary(self, user_id: str, session_id: str, upto_seq: int) -> bool:
-        return await self._write(jobs_sql.request_summary, user_id, session_id, upto_seq)
+    async def request_summary(self, user_id: str, session_id: str, upto_seq: int, *, min_new: int = 1) -> bool:
+        return await self._write(jobs_sql.request_summary, user_id, session_id, upto_seq, min_new)
 
     async def claim_summary(self, owner: str, *, lease: float) -> SummaryJob | None:
         return await self._write(jobs_sql.claim_summary, owner, lease)

@@ -112,11 +112,11 @@ def counts(db: Connection) -> dict[str, int]:
 _SUMMARY_READY = ("(j.state = 'pending' AND j.not_before <= :now) OR (j.state = 'running' AND j.claimed_until < :now)")
 
 
-def request_summary(db: Connection, user_id: str, session_id: str, upto_seq: int) -> bool:
-    """Ask for the session's messages up to ``upto_seq`` to be folded into its summary; False when the
-    summary already covers them (or the session is not ``user_id``'s)."""
+def request_summary(db: Connection, user_id: str, session_id: str, upto_seq: int, min_new: int) -> bool:
+    """Ask for the session's messages up to ``upto_seq`` to be folded into its summary; False when fewer
+    than ``min_new`` of them are not in it yet (or the session is not ``user_id``'s)."""
     row = db.execute("SELECT summary_upto FROM sessions WHERE id = ? AND user_id = ?", (session_id, user_id)).fetchone()
-    if row is None or row[0] >= upto_seq:
+    if row is None or upto_seq - row[0] < max(1, min_new):
         return False
     db.execute("INSERT INTO summary_jobs (session_id, user_id, upto_seq, created_at) VALUES (?, ?, ?, ?) "
                "ON CONFLICT (session_id) DO UPDATE SET upto_seq = max(upto_seq, excluded.upto_seq), "

@@ -284,6 +284,7 @@ async def test_a_summary_request_is_claimed_once_and_folds_exactly_what_was_clai
     sid = await new_session(store)
     await store.append_messages("alice", sid, [msg(f"m{i}") for i in range(6)])
     assert not await store.request_summary("bob", sid, 4)  # not bob's session: nothing is queued
+    assert not await store.request_summary("alice", sid, 4, min_new=5)  # too little to fold yet
     assert await store.request_summary("alice", sid, 4)
     job = await store.claim_summary("w1", lease=30)
     assert (job.session_id, job.user_id, job.upto_seq, job.summary_upto, job.summary) == (sid, "alice", 4, 0, "")
