@@ -243,3 +243,36 @@ async def test_hermes_hub_traces_lists_runs_and_shows_one_round_by_round(tmp_pat
     assert [line.split()[1] for line in lines[1:-1]] == ["budget", "request", "tool", "request"]
     assert lines[-1] == "answer: The tool said hello."
     assert missing.returncode == 1 and "run 'run_nothing' not found" in missing.stderr
+
+
+async def test_each_profile_is_a_prompt_that_hands_its_task_to_the_agent_and_follows_the_config(tmp_path):
+    cfg = write_hub(tmp_path)
+    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        listed = {p.name: p for p in (await host.list_prompts()).prompts}
+        got = await host.get_prompt("hermes_agent_careful", {"task": "tidy my notes", "session_id": "ses_1"})
+        with pytest.raises(Exception) as missing:
+            await host.get_prompt("hermes_agent_careful", {})
+        from hermes_hub.config import load_config
+
+        data = json.loads((tmp_path / "hub.json").read_text())
+        data["agents"]["planner"] = {"instructions": "You plan my week.\nDone when every day has a plan."}
+        (tmp_path / "hub.json").write_text(json.dumps(data))
+        await hub.reload(load_config(cfg))
+        after = {p.name: p for p in (await host.list_prompts()).prompts}
+    assert {"hermes_agent_default", "hermes_agent_careful"} <= set(listed)
+    assert [a.name for a in listed["hermes_agent_careful"].arguments] == ["task", "session_id"]
+    assert listed["hermes_agent_careful"].description.endswith("(careful profile): Ask before acting.")
+    text = got.messages[0].content.text
+    assert "hermes_agent_run" in text
+    assert json.loads(text[text.index("{"):]) == {"task": "tidy my notes", "profile": "careful", "session_id": "ses_1"}
+    assert "needs the argument(s) task" in str(missing.value)
+    assert after["hermes_agent_planner"].description.endswith("(planner profile): You plan my week.")
+
+
+async def test_without_a_model_no_profile_prompts_are_offered(tmp_path):
+    cfg = tmp_path / "hub.json"
+    cfg.write_text(json.dumps({"mcpServers": {"toy": toy()}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}}))
+    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+        names = [p.name for p in (await host.list_prompts()).prompts]
+    assert not [n for n in names if n.startswith("hermes_agent_")]
