@@ -33,6 +33,7 @@ from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
@@ -85,8 +86,10 @@ class Hub:
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
+        self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store),
+                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store,
+                                                   self.agent_bridge),
                           *audit_items(self._audit_store, self._reload_tool))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
@@ -213,6 +216,7 @@ class Hub:
         try:
             tg = await self._stack.enter_async_context(anyio.create_task_group())
             self._stack.callback(tg.cancel_scope.cancel)
+            self.agent_bridge.attach(tg)
             tg.start_soon(self._announce_loop)
             storage = self.config.storage
             self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))

@@ -15,6 +15,7 @@ from hermes_hub.agent.profiles import resolve
 from hermes_hub.builtins.source import BuiltinPrompt, BuiltinPrompts, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.config import HubConfig
+from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.errors import HubError
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import RunRecord
@@ -46,8 +47,16 @@ def run_trace(r: RunRecord) -> dict[str, Any]:
 
 
 def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig],
-                get_store: Callable[[], Awaitable[Store]]) -> list[BuiltinTool | BuiltinTemplate | BuiltinPrompts]:
-    async def run(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
+                get_store: Callable[[], Awaitable[Store]], bridge: Bridge,
+                ) -> list[BuiltinTool | BuiltinTemplate | BuiltinPrompts]:
+    async def run(args: dict[str, Any], ctx: CallContext) -> Any:
+        # A 2026-07-28 host cannot be sent a question mid-call; the bridge parks the run and turns each
+        # question (a confirmation) into an input-required round that the host's retry answers.
+        if ctx.rounds is not None and (bridge.owns(ctx.rounds) or "elicitation" in ctx.host.in_rounds):
+            return await bridge.call(ctx, lambda parked: run_now(args, parked))
+        return await run_now(args, ctx)
+
+    async def run_now(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
             profile = resolve(get_config(), args.get("profile", "default"))
             result = await get_agent().run(args["task"], profile, ctx, session_id=args.get("session_id"))

@@ -106,9 +106,10 @@ async def test_a_tool_the_caller_may_not_use_is_never_offered_nor_called_for_the
     assert admin["tool_calls"][0]["is_error"] is False
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # pushed elicitation, or input-required rounds
 @pytest.mark.parametrize("allow, answer, stop", [(True, "Done: deleted.", "answered"),
                                                   (False, "OK, I left it alone.", "declined")])
-async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_yes(tmp_path, allow, answer, stop):
+async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_yes(tmp_path, allow, answer, stop, mode):
     asked: list[str] = []
 
     async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -117,9 +118,10 @@ async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_ye
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit) as host:
             out = (await run(host, "delete it", profile="careful")).structured_content
     assert (out["answer"], out["stop_reason"]) == (answer, stop)
+    assert hub.agent_bridge._pending == {}  # nothing left parked
     assert asked == ['The assistant wants to call toy_echo with {"text": "deleted"}. Allow it?']
 
 
@@ -276,3 +278,57 @@ async def test_without_a_model_no_profile_prompts_are_offered(tmp_path):
     async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
         names = [p.name for p in (await host.list_prompts()).prompts]
     assert not [n for n in names if n.startswith("hermes_agent_")]
+
+
+BAD_ARGUMENTS = [
+    {"when": "echo badly", "tool_calls": [{"name": "toy_echo", "arguments": {}}]},
+    {"when": "Invalid arguments for tool 'toy_echo'", "tool_calls": [{"name": "toy_echo", "arguments": {"txt": "x"}}]},
+    {"when": "^from the person$", "text": "Echoed what you gave."},
+]
+
+
+async def test_invalid_arguments_go_back_to_the_model_naming_the_field_and_a_fix_runs_the_tool(tmp_path):
+    rules = [{"when": "echo badly", "tool_calls": [{"name": "toy_echo", "arguments": {"txt": "x"}}]},
+             {"when": "Invalid arguments for tool 'toy_echo'", "tool_calls": [ECHO]},
+             {"when": "^hello$", "text": "Fixed it."}]
+    async with Hub.from_file(write_hub(tmp_path, rules)) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        out = (await run(host, "echo badly")).structured_content
+        history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
+                   ).structured_content["messages"]
+    assert (out["answer"], out["stop_reason"]) == ("Fixed it.", "answered")
+    feedback = history[2]["content"]
+    assert feedback.startswith("Invalid arguments for tool 'toy_echo':") and "text" in feedback
+    assert feedback.endswith("(correction 1 of 2).")
+
+
+async def test_after_two_failed_corrections_the_person_is_asked_for_the_arguments(tmp_path):
+    asked: list[dict] = []
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append({"message": params.message, "schema": params.requested_schema})
+        return types.ElicitResult(action="accept", content={"text": "from the person"})
+
+    async with Hub.from_file(write_hub(tmp_path, BAD_ARGUMENTS)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+            out = (await run(host, "echo badly")).structured_content
+    assert (out["answer"], out["stop_reason"], out["rounds"]) == ("Echoed what you gave.", "answered", 4)
+    assert [c["is_error"] for c in out["tool_calls"]] == [True, True, False]
+    assert len(asked) == 1 and asked[0]["message"].startswith("The assistant could not get the arguments of toy_echo")
+    assert asked[0]["schema"]["required"] == ["text"] and asked[0]["schema"]["properties"]["text"]["type"] == "string"
+
+
+@pytest.mark.parametrize("mode, answer", [("2026-07-28", None), ("legacy", "decline")])
+async def test_arguments_nobody_can_fix_stop_the_run_with_needs_input(tmp_path, mode, answer):
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action=answer)
+
+    async with Hub.from_file(write_hub(tmp_path, BAD_ARGUMENTS)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit if answer else None) as host:
+            out = (await run(host, "echo badly")).structured_content
+            audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
+    assert (out["stop_reason"], out["rounds"]) == ("needs_input", 3)
+    assert out["answer"].startswith("I need your help: after 2 corrections I still could not call toy_echo")
+    assert audit["calls"] == []  # an invalid call never reaches the server
