@@ -120,7 +120,7 @@ class Hub:
             raise HubError("the hub's store is not open; the agent runs once the hub has started")
         if self.model is None:
             raise HubError("no model is configured, so the agent cannot run; set agent.provider in hub.json "
-                           "(anthropic, openai, or scripted with a rules file)")
+                           "(anthropic, openai, sampling for the host's own model, or scripted with a rules file)")
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries)
@@ -222,10 +222,11 @@ class Hub:
             self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
             self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
             self.model = await self._model()
+            background = self.model if getattr(self.model, "background", True) else None  # sampling: a host per call
             self.memories = await self._stack.enter_async_context(
-                Memories(self.store, self.config.memory, judge=self.model))
-            if self.model is not None:
-                self.summaries = Summarizer(self.store, self.model)
+                Memories(self.store, self.config.memory, judge=background))
+            if background is not None:
+                self.summaries = Summarizer(self.store, background)
                 tg.start_soon(self.summaries.run)
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)

@@ -35,6 +35,7 @@ import mcp.types as types
 from hermes_hub.agent.context import Budget, build_request
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
+from hermes_hub.agent.providers.sampling import SamplingProvider
 from hermes_hub.agent.questions import ask_arguments, confirm
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
@@ -99,12 +100,13 @@ class Agent:
         else:
             await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
+        model = self.model.for_host(ctx.host) if isinstance(self.model, SamplingProvider) else self.model
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
         async with self.sessions.lock(uid, session_id) as lease:
             transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
             try:
-                await self._rounds(task, profile, ctx, run, transcript)
+                await self._rounds(task, profile, ctx, run, transcript, model)
             except anyio.get_cancelled_exc_class():
                 run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
                 raise
@@ -138,7 +140,7 @@ class Agent:
             log.exception("could not ask for a summary of session %s", session_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
-                      transcript: list[dict[str, Any]]) -> None:
+                      transcript: list[dict[str, Any]], model: Provider) -> None:
         uid = ctx.caller.user_id
         memories = await self._recall(uid, task)
         session = await self.sessions.get(uid, run.session_id)
@@ -160,13 +162,13 @@ class Agent:
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
             asked = time.perf_counter()
             try:
-                reply = await self.model.complete(messages, system=system, tools=specs)
+                reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
-                run.event("request", round=round_no, provider=self.model.name, error=str(e),
+                run.event("request", round=round_no, provider=model.name, error=str(e),
                           seconds=round(time.perf_counter() - asked, 4))
                 run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
                 return
-            run.event("request", round=round_no, provider=self.model.name, model=reply.model,
+            run.event("request", round=round_no, provider=model.name, model=reply.model,
                       input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
                       seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
                       tool_calls=len(reply.tool_calls))

@@ -50,9 +50,9 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                 get_store: Callable[[], Awaitable[Store]], bridge: Bridge,
                 ) -> list[BuiltinTool | BuiltinTemplate | BuiltinPrompts]:
     async def run(args: dict[str, Any], ctx: CallContext) -> Any:
-        # A 2026-07-28 host cannot be sent a question mid-call; the bridge parks the run and turns each
-        # question (a confirmation) into an input-required round that the host's retry answers.
-        if ctx.rounds is not None and (bridge.owns(ctx.rounds) or "elicitation" in ctx.host.in_rounds):
+        # A 2026-07-28 host cannot be sent a request mid-call; the bridge parks the run and turns each
+        # question (a confirmation, a sampling request) into an input-required round the host's retry answers.
+        if ctx.rounds is not None and (bridge.owns(ctx.rounds) or ctx.host.in_rounds):
             return await bridge.call(ctx, lambda parked: run_now(args, parked))
         return await run_now(args, ctx)
 
