@@ -236,6 +236,7 @@ def check(config: str | None, config_opt: str) -> None:
     if agent_problems:
         _fail(f"{path}: the model in 'agent' cannot answer (see above)")
     click.echo(checks.memory_line(cfg))
+    click.echo(checks.agent_line(cfg))
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
 
 
