@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 
-from hermes_hub.agent.context import Budget, build_request
+from hermes_hub.agent.context import Budget, build_request, request_tokens
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
 from hermes_hub.agent.providers.sampling import SamplingProvider
@@ -160,15 +160,18 @@ class Agent:
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
+            estimate = request_tokens(system, messages, specs)
+            log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(messages), estimate)
             asked = time.perf_counter()
             try:
                 reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
-                run.event("request", round=round_no, provider=model.name, error=str(e),
-                          seconds=round(time.perf_counter() - asked, 4))
+                run.event("request", round=round_no, provider=model.name, error=str(e), messages=len(messages),
+                          estimated_tokens=estimate, seconds=round(time.perf_counter() - asked, 4))
                 run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
                 return
-            run.event("request", round=round_no, provider=model.name, model=reply.model,
+            run.event("request", round=round_no, provider=model.name, model=reply.model, messages=len(messages),
+                      estimated_tokens=estimate,
                       input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
                       seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
                       tool_calls=len(reply.tool_calls))
