@@ -16,9 +16,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from pydantic import SecretStr
 
 from hermes_hub import audit
 from hermes_hub.agent.loop import Agent
+from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
@@ -31,7 +33,7 @@ from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
-from hermes_hub.config import HubConfig, load_config
+from hermes_hub.config import MODEL_KEYS, HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
@@ -83,6 +85,7 @@ class Hub:
         self.memories: Memories | None = None
         self.model: Provider | None = None
         self.summaries: Summarizer | None = None
+        self._models: dict[tuple[Any, ...], Provider] = {}  # profiles' own models
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
@@ -118,12 +121,27 @@ class Hub:
     def _agent(self) -> Agent:
         if self.sessions is None:
             raise HubError("the hub's store is not open; the agent runs once the hub has started")
-        if self.model is None:
-            raise HubError("no model is configured, so the agent cannot run; set agent.provider in hub.json "
-                           "(anthropic, openai, sampling for the host's own model, or scripted with a rules file)")
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
-        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries)
+        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
+                     model_for=self._model_for)
+
+    def _model_for(self, profile: Profile) -> Provider | None:
+        """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
+        with the hub)."""
+        settings = profile.settings
+        if settings.provider is None:
+            return None
+        if self.model is not None and (settings is self.config.agent or settings == self.config.agent):
+            return self.model
+        key = tuple(v.get_secret_value() if isinstance(v := getattr(settings, k), SecretStr) else v
+                    for k in MODEL_KEYS) + (str(settings.script_path),)
+        if key not in self._models:
+            from hermes_hub.agent.providers import make_provider
+
+            self._models[key] = provider = make_provider(settings)
+            self._stack.push_async_callback(provider.aclose)
+        return self._models[key]
 
     async def _model(self) -> Provider | None:
         """The configured model (``agent``), closed with the hub; None when there is none."""
