@@ -31,4 +31,8 @@ def chat_cmd(config: str, url: str | None, token: str | None, profile: str | Non
         sys.exit(2)
     options = Options(Endpoint(config=config, url=url, token=token, verbose=verbose), profile=profile,
                       session_id=session_id, once=once, as_json=as_json)
-    sys.exit(anyio.run(main, options))
+    try:
+        sys.exit(anyio.run(main, options))
+    except KeyboardInterrupt:  # Ctrl-C before the chat was up (it handles Ctrl-C itself once it is)
+        click.echo("interrupted", err=True)
+        sys.exit(130)
