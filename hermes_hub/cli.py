@@ -21,6 +21,7 @@ import click
 
 from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
+from hermes_hub.chat_cli import chat_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
 from hermes_hub.memory_cli import memory
 
@@ -378,3 +379,4 @@ main.add_command(token)
 main.add_command(audit_cmd)
 main.add_command(memory)
 main.add_command(traces_cmd)
+main.add_command(chat_cmd)
