@@ -32,9 +32,9 @@ def colour(state: str) -> str:
     return {"READY": "green", "STARTING": "amber", "DISABLED": "grey"}.get(state, "red" if state in RED else "amber")
 
 
-def _tools_of(hub: Hub, source: Any) -> tuple[list[dict[str, str]], int]:
-    """The public tools ``source`` offers, with descriptions, and their schema cost in tokens (4 chars each)."""
-    items = [e.item for e in hub.catalog.tools.values() if e.mount.source is source]
+def _tools_of(hub: Hub, source: Any, viewer: Identity) -> tuple[list[dict[str, str]], int]:
+    """The public tools ``source`` offers ``viewer``, with descriptions, and their schema cost in tokens."""
+    items = [e.item for e in hub.catalog.tools.values() if e.mount.source is source and e.mount.offers(e.original, viewer)]
     cost = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in items])) // 4
     return [{"name": t.name, "description": t.description or ""} for t in items], cost if items else 0
 
@@ -50,9 +50,9 @@ async def view(hub: Hub, viewer: Identity, *, tool: str | None = None, outcome: 
     for s in report["servers"]:
         s["colour"] = colour(s["state"])
         conn = hub.pool.connections.get(s["name"])
-        s["tool_list"], s["schema_tokens"] = _tools_of(hub, conn) if conn is not None else ([], 0)
+        s["tool_list"], s["schema_tokens"] = _tools_of(hub, conn, viewer) if conn is not None else ([], 0)
         s["activity"] = activity.get(s["name"], None)
-    builtin_tools, builtin_tokens = _tools_of(hub, hub.builtins)
+    builtin_tools, builtin_tokens = _tools_of(hub, hub.builtins, viewer)
     report["builtins"] = {"name": hub.builtins.name, "tool_list": builtin_tools, "schema_tokens": builtin_tokens,
                           "activity": activity.get(hub.builtins.name)}
     rows = await audit.query(store, viewer.user_id, admin=viewer.is_admin, tool=tool or None,
