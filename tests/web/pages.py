@@ -14,7 +14,7 @@ import pytest
 
 from hermes_hub.storage import open_store
 from hermes_hub.storage.records import RunRecord, utcnow
-from tests.support import toy
+from tests.support import PROJECT, toy
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (.ci/run installs it); Playwright's own download cannot work here
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -24,12 +24,14 @@ TOKENS = {"alice": "alice-token-0123456789abcdef", "bob": "bob-token-0123456789a
 ROLES = {"alice": "user", "bob": "user", "root": "admin"}
 
 
-def hub_config(*, tokens: bool, backoff: float = 30.0) -> dict[str, Any]:
-    """Two toy servers; a killed one waits ``backoff`` seconds before its restart (so it stays red)."""
-    config: dict[str, Any] = {"mcpServers": {
-        "alpha": toy("--name", "alpha", backoff_initial=backoff, backoff_max=backoff),
-        "beta": toy("--name", "beta"),
-    }}
+def hub_config(*, tokens: bool, alpha_cwd: Path | None = None) -> dict[str, Any]:
+    """Two toy servers. Alpha may run in ``alpha_cwd``: remove that folder and kill alpha, and it cannot
+    come back (a crash after a stable run restarts at once, quicker than the page's poll)."""
+    alpha = toy("--name", "alpha")
+    if alpha_cwd is not None:
+        alpha_cwd.mkdir(exist_ok=True)
+        alpha.update(cwd=str(alpha_cwd), env={"PYTHONPATH": str(PROJECT)})
+    config: dict[str, Any] = {"mcpServers": {"alpha": alpha, "beta": toy("--name", "beta")}}
     if tokens:
         config["auth"] = {"tokens": [{"token": t, "user": u, "role": ROLES[u]} for u, t in TOKENS.items()]}
     return config
