@@ -37,7 +37,7 @@ def hub_config(*, tokens: bool, alpha_cwd: Path | None = None) -> dict[str, Any]
     return config
 
 
-async def seed_runs(*users: str) -> dict[str, str]:
+async def seed_runs(*users: str, task: str = "secret plans of {user}") -> dict[str, str]:
     """One finished agent run per user, in the store the served hub uses; returns each user's run id."""
     ids = {}
     now = utcnow()
@@ -46,7 +46,7 @@ async def seed_runs(*users: str) -> dict[str, str]:
             run_id = f"run_{user}_1"
             await store.add_run(RunRecord(
                 run_id=run_id, user_id=user, session_id=f"ses_{user}", profile="default",
-                task=f"secret plans of {user}", started_at=now - timedelta(seconds=5), ended_at=now,
+                task=task.format(user=user), started_at=now - timedelta(seconds=5), ended_at=now,
                 stop_reason="answered", rounds=2, input_tokens=120, output_tokens=30, answer=f"done for {user}",
                 trace=[{"at": 0.0, "kind": "budget", "profile": "default", "tools_offered": 3},
                        {"at": 0.1, "kind": "request", "round": 1, "provider": "scripted", "input_tokens": 60,
