@@ -22,6 +22,7 @@ import click
 from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
+from hermes_hub.install_cli import import_cmd, install
 from hermes_hub.memory_cli import memory
 
 if TYPE_CHECKING:
@@ -377,3 +378,5 @@ main.add_command(token)
 main.add_command(audit_cmd)
 main.add_command(memory)
 main.add_command(traces_cmd)
+main.add_command(install)
+main.add_command(import_cmd)
