@@ -16,7 +16,7 @@ def row(ago_minutes: float, server: str | None, outcome: str = "ok") -> AuditRec
 def test_calls_fall_into_their_minute_per_server_and_older_ones_are_left_out():
     now = utcnow()
     lines = per_server([row(0.5, "notes"), row(0.6, "notes", "error"), row(30.2, "notes"), row(90, "notes"),
-                        row(1, None, "timeout")], now)
+                        row(1.5, None, "timeout")], now)
     notes = lines["notes"]
     assert len(notes.calls) == MINUTES and notes.total == 3
     assert notes.calls[-1] == 2 and notes.errors[-1] == 1 and notes.calls[29] == 1
