@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from hermes_hub.web.activity import sparkline
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
+log = logging.getLogger("hermes_hub.web")
 POLL_SECONDS = 2
 COOKIE_DAYS = 30
 _env = Environment(loader=PackageLoader("hermes_hub.web", "templates"), autoescape=select_autoescape(["html"]))
@@ -123,6 +125,7 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
             return JSONResponse({"error": "forbidden: missing or wrong CSRF token; reload the page and retry"}, 403)
         try:
             done = await action()
+            log.info("status page: %s by %s", done, viewer.identity.user_id)
         except HubError as e:
             return JSONResponse({"error": str(e)}, status_code=404 if isinstance(e, NotFound) else 409)
         if viewer.by_header or "json" in request.headers.get("accept", ""):
