@@ -16,12 +16,16 @@ def bearer(user: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[user]}"}
 
 
-async def test_without_tokens_the_local_user_sees_every_server_and_the_same_data_as_json(tmp_path):
+async def test_without_tokens_the_local_user_sees_everything_as_html_and_json_but_only_under_a_loopback_name(
+        tmp_path):
     async with serve_process(hub_config(tokens=False), tmp_path) as served:
         url = base_url(served.url)
         async with httpx2.AsyncClient(timeout=10) as http:
             page = await http.get(f"{url}/status")
             data = (await http.get(f"{url}/status.json")).json()
+            # A site whose name resolves to 127.0.0.1 (DNS rebinding) must not read the local user's page.
+            rebound = await http.get(f"{url}/status.json", headers={"Host": "evil.example"})
+            rebound_page = await http.get(f"{url}/status", headers={"Host": "evil.example"})
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert 'id="server-alpha"' in page.text and 'id="server-beta"' in page.text
     assert "alpha_echo" in page.text  # the expandable list of tools, with descriptions
@@ -30,19 +34,12 @@ async def test_without_tokens_the_local_user_sees_every_server_and_the_same_data
     alpha = next(s for s in data["servers"] if s["name"] == "alpha")
     assert alpha["schema_tokens"] > 0 and any(t["name"] == "alpha_echo" for t in alpha["tool_list"])
     assert "memory" in data and "csrf" in data
+    assert rebound.status_code == 401 and "alpha" not in rebound.text
+    assert rebound_page.status_code == 403 and "alpha" not in rebound_page.text
 
 
-async def test_without_tokens_a_request_under_another_host_name_gets_no_data(tmp_path):
-    # A site whose name resolves to 127.0.0.1 (DNS rebinding) must not read the local user's page.
-    async with serve_process(hub_config(tokens=False), tmp_path) as served:
-        async with httpx2.AsyncClient(timeout=10) as http:
-            r = await http.get(f"{base_url(served.url)}/status.json", headers={"Host": "evil.example"})
-            page = await http.get(f"{base_url(served.url)}/status", headers={"Host": "evil.example"})
-    assert r.status_code == 401 and "alpha" not in r.text
-    assert page.status_code == 403 and "alpha" not in page.text
-
-
-async def test_with_tokens_nothing_is_sent_before_login_and_a_bearer_header_works_for_scripts(tmp_path):
+async def test_with_tokens_nothing_is_sent_before_login_a_bearer_header_works_and_login_sets_a_strict_cookie(
+        tmp_path):
     async with serve_process(hub_config(tokens=True), tmp_path) as served:
         url = base_url(served.url)
         async with httpx2.AsyncClient(timeout=10) as http:
@@ -51,26 +48,20 @@ async def test_with_tokens_nothing_is_sent_before_login_and_a_bearer_header_work
             live = await http.get(f"{url}/status/live")
             wrong = await http.get(f"{url}/status.json", headers={"Authorization": "Bearer not-a-token-at-all"})
             alice = await http.get(f"{url}/status.json", headers=bearer("alice"))
+            bad = await http.post(f"{url}/status/login", data={"token": "guessed-token-0123456789"})
+            good = await http.post(f"{url}/status/login", data={"token": TOKENS["bob"]})
+            cookie = good.headers["set-cookie"]
+            bobs = await http.get(f"{url}/status", headers={"Cookie": cookie.split(";")[0]})
     assert page.status_code == 401 and 'name="token"' in page.text and "alpha" not in page.text
     assert data.status_code == 401 and "alpha" not in data.text and "token create" in data.text
     assert live.status_code == 401 and wrong.status_code == 401
     assert alice.status_code == 200 and alice.json()["viewer"] == {"user": "alice", "admin": False}
     assert "csrf" not in alice.json()
-
-
-async def test_logging_in_sets_an_httponly_samesite_strict_cookie_and_a_wrong_token_does_not(tmp_path):
-    async with serve_process(hub_config(tokens=True), tmp_path) as served:
-        url = base_url(served.url)
-        async with httpx2.AsyncClient(timeout=10) as http:
-            bad = await http.post(f"{url}/status/login", data={"token": "guessed-token-0123456789"})
-            good = await http.post(f"{url}/status/login", data={"token": TOKENS["bob"]})
-            cookie = good.headers["set-cookie"]
-            page = await http.get(f"{url}/status", headers={"Cookie": cookie.split(";")[0]})
     assert bad.status_code == 401 and "not valid" in bad.text and "set-cookie" not in bad.headers
     assert good.status_code == 303 and good.headers["location"] == "/status"
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
     assert TOKENS["bob"] in cookie
-    assert page.status_code == 200 and "bob" in page.text and 'id="server-alpha"' in page.text
+    assert bobs.status_code == 200 and "bob" in bobs.text and 'id="server-alpha"' in bobs.text
 
 
 async def test_a_user_sees_only_their_own_calls_and_runs_and_an_admin_sees_everyones_calls(tmp_path):
