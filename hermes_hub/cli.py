@@ -23,6 +23,7 @@ from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
 from hermes_hub.chat_cli import chat_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
+from hermes_hub.install_cli import import_cmd, install
 from hermes_hub.memory_cli import memory
 
 if TYPE_CHECKING:
@@ -380,3 +381,5 @@ main.add_command(audit_cmd)
 main.add_command(memory)
 main.add_command(traces_cmd)
 main.add_command(chat_cmd)
+main.add_command(install)
+main.add_command(import_cmd)

@@ -37,7 +37,7 @@ from hermes_hub.config import MODEL_KEYS, HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
-from hermes_hub.errors import HubError
+from hermes_hub.errors import HubError, NotFound
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
 from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
@@ -91,9 +91,9 @@ class Hub:
         self.builtins = Builtins()
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store,
+                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
-                          *audit_items(self._audit_store, self._reload_tool))
+                          *audit_items(self.audited_store, self.reload_file))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
@@ -153,7 +153,7 @@ class Hub:
         self._stack.push_async_callback(provider.aclose)
         return provider
 
-    async def _audit_store(self) -> Store:
+    async def audited_store(self) -> Store:
         """The store, with every audit row submitted so far written (readers see their last call)."""
         if self.store is None:
             raise HubError("the hub's store is not open yet")
@@ -177,7 +177,8 @@ class Hub:
         return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server, session_id=session_id,
                             run_id=run_id, arguments=arguments, masker=self.masker, writer=self.audit_writer)
 
-    async def _reload_tool(self) -> dict[str, Any]:
+    async def reload_file(self) -> dict[str, Any]:
+        """Read the config file again and apply it (``hermes_hub_reload``, the status page's reload)."""
         if self.config_path is None:
             raise HubError("this hub was started without a config file, so there is nothing to reload")
         if not await reload_from(self, self.config_path, "hermes_hub_reload"):
@@ -213,6 +214,15 @@ class Hub:
             self.catalog.max_result_bytes = config.hub.max_result_bytes
             self._on_change(None)
             return changes
+
+    async def restart(self, name: str) -> None:
+        """Stop server ``name`` and start it afresh: a new process (or HTTP session), handshake and listing."""
+        async with self._reload_lock:
+            if name not in self.pool.connections:
+                raise NotFound("server", name, f"running servers: {', '.join(sorted(self.pool.connections)) or 'none'}")
+            await self.pool.restart(name)
+            self.catalog.mounts = self._mounts()
+            self._on_change(None)
 
     def _on_change(self, conn: Connection | None) -> None:
         # Rebuild at once, so a server that just became READY is callable in the same tick;
