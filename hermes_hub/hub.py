@@ -177,6 +177,10 @@ class Hub:
         return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server, session_id=session_id,
                             run_id=run_id, arguments=arguments, masker=self.masker, writer=self.audit_writer)
 
+    def audit_action(self, caller: Identity, action: str, arguments: dict[str, Any]) -> Any:
+        """An audit row for an act outside MCP (the status page's restart and reload), under ``action``."""
+        return self._audit(caller=caller, tool=action, server=None, arguments=arguments)
+
     async def reload_file(self) -> dict[str, Any]:
         """Read the config file again and apply it (``hermes_hub_reload``, the status page's reload)."""
         if self.config_path is None:

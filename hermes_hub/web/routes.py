@@ -115,7 +115,7 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
         response.delete_cookie(COOKIE, path="/status")
         return response
 
-    async def _act(request: Request, action: Any) -> Response:
+    async def _act(request: Request, action: Any, what: str, arguments: dict[str, Any]) -> Response:
         viewer = await access.viewer(request)
         if viewer is None:
             return JSONResponse({"error": "unauthorized"}, status_code=401)
@@ -124,7 +124,8 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
         if not await access.may_act(request, viewer):
             return JSONResponse({"error": "forbidden: missing or wrong CSRF token; reload the page and retry"}, 403)
         try:
-            done = await action()
+            async with hub.audit_action(viewer.identity, what, arguments):  # who restarted or reloaded, and when
+                done = await action()
             log.info("status page: %s by %s", done, viewer.identity.user_id)
         except HubError as e:
             return JSONResponse({"error": str(e)}, status_code=404 if isinstance(e, NotFound) else 409)
@@ -138,10 +139,10 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
         async def go() -> dict[str, Any]:
             await hub.restart(name)
             return {"restarted": name}
-        return await _act(request, go)
+        return await _act(request, go, "status_restart", {"server": name})
 
     async def reload(request: Request) -> Response:
-        return await _act(request, hub.reload_file)
+        return await _act(request, hub.reload_file, "status_reload", {})
 
     static = Path(__file__).parent / "static"
     return [

@@ -113,6 +113,9 @@ async def test_actions_need_an_admin_and_the_csrf_token(tmp_path):
                         break
                     await anyio.sleep(0.1)  # poll interval; bounded above
             bob_page = await http.get(f"{url}/status", headers=bearer("bob"))
+            calls = (await http.get(f"{url}/status.json", headers=bearer("root"))).json()["calls"]["rows"]
+    acts = sorted((r["tool"], r["user"]) for r in calls if r["tool"].startswith("status_"))
+    assert acts == [("status_reload", "root"), ("status_restart", "root")]  # the audit says who acted
     assert as_bob.status_code == 403 and "admin" in as_bob.json()["error"]
     assert no_csrf.status_code == 403 and "CSRF" in no_csrf.json()["error"]
     assert cross.status_code == 403
