@@ -58,7 +58,8 @@ class _Candidate:
 
 async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *, now: datetime,
                  half_life_days: float, vectors: VectorCache | None = None) -> list[RecallItem]:
-    lists = await _ranked_lists(store, indexer, vectors or VectorCache(store), user_id, q)
+    cache = vectors or VectorCache(store)
+    lists = await _ranked_lists(store, indexer, cache, user_id, q)
     fused: dict[tuple[str, int], _Candidate] = {}
     for name, (source, rows, weight) in lists.items():
         for rank, row in enumerate(rows, start=1):
@@ -68,6 +69,11 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
     mem_pks = [c.pk for c in fused.values() if c.source == "memories"]
     msg_pks = [c.pk for c in fused.values() if c.source == "messages"]
     memories, messages = await _load(store, user_id, mem_pks, msg_pks)
+    for name, (source, rows, _) in lists.items():
+        table = indexer.table(source)
+        if name.startswith("vector_") and table is not None:  # rows deleted since they were indexed
+            loaded = memories if source == "memories" else messages
+            cache.discard(table, user_id, [r.pk for r in rows if r.pk not in loaded])
     items: list[RecallItem] = []
     for c in fused.values():
         item = (_memory_item(memories.get(c.pk), c.score, now, half_life_days) if c.source == "memories"
