@@ -40,11 +40,16 @@ class _Vectors:
     vectors: Any  # float32[n, dims] (dropped once an index holds them)
     index: Any = None  # ClusterIndex once n >= the threshold
     last_pk: int = 0
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    lock: anyio.Lock = field(default_factory=anyio.Lock)  # held while new rows are read in and searched
+    gone: set[int] = field(default_factory=set)  # deleted rows seen while the lock was held
 
-    @property
-    def size(self) -> int:
-        return self.index.size if self.index is not None else len(self.pks)
+    def drop(self) -> None:
+        if self.gone and self.index is not None:
+            self.index.discard(list(self.gone))
+        elif self.gone:
+            keep = ~np.isin(self.pks, np.fromiter(self.gone, dtype=np.int64))
+            self.pks, self.vectors = self.pks[keep], self.vectors[keep]
+        self.gone.clear()
 
 
 class VectorCache:
@@ -68,11 +73,9 @@ class VectorCache:
         v = self._users.get((table, user_id))
         if v is None or not pks or np is None:
             return
-        if v.index is not None:
-            v.index.discard(pks)
-        else:
-            keep = ~np.isin(v.pks, np.asarray(pks, dtype=np.int64))
-            v.pks, v.vectors = v.pks[keep], v.vectors[keep]
+        v.gone.update(pks)
+        if not v.lock.locked():  # else the holder drops them before its search
+            v.drop()
 
     def indexed(self, table: str, user_id: str) -> bool:
         """Whether this user's searches of ``table`` go through the approximate index."""
@@ -83,28 +86,28 @@ class VectorCache:
         if np is None:
             return await self.store.nearest(table, user_id, vector, k)
         query = np.asarray(vector, dtype=np.float32)
-        v = await self._current(table, user_id)
-        if v.index is not None:
-            pks, scores = v.index.search(query, k)
-        elif v.pks.size:
-            pks, scores = top(v.pks, scores_of(v.vectors, query), k)
-        else:
-            return []
-        return [RankedRow(int(pk), float(1.0 - s)) for pk, s in zip(pks, scores, strict=True)]  # cosine distance
-
-    async def _current(self, table: str, user_id: str) -> _Vectors:
         key = (table, user_id)
         v = self._users.get(key)
         if v is None:
             v = self._users[key] = _Vectors(np.zeros(0, dtype=np.int64), None)
-        async with v.lock:
-            mark = await self.store.index_mark(table)  # one small read when nothing is new
-            if mark > v.last_pk:
-                rows = await self.store.vectors_between(table, user_id, v.last_pk, mark)
-                if rows:
-                    await anyio.to_thread.run_sync(self._take, v, rows)
-                v.last_pk = mark
-        return v
+        async with v.lock:  # a search never sees the arrays half way through an update
+            await self._follow(v, table, user_id)
+            v.drop()
+            if v.index is not None:
+                pks, scores = v.index.search(query, k)
+            elif v.pks.size:
+                pks, scores = top(v.pks, scores_of(v.vectors, query), k)
+            else:
+                return []
+        return [RankedRow(int(pk), float(1.0 - s)) for pk, s in zip(pks, scores, strict=True)]  # cosine distance
+
+    async def _follow(self, v: _Vectors, table: str, user_id: str) -> None:
+        mark = await self.store.index_mark(table)  # one small read when nothing is new
+        if mark > v.last_pk:
+            rows = await self.store.vectors_between(table, user_id, v.last_pk, mark)
+            if rows:
+                await anyio.to_thread.run_sync(self._take, v, rows)
+            v.last_pk = mark
 
     def _take(self, v: _Vectors, rows: list[tuple[int, bytes]]) -> None:
         """Add new rows (in a worker thread: a first load or a rebuild can take a second)."""
