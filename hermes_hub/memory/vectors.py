@@ -46,7 +46,7 @@ class _Vectors:
     def drop(self) -> None:
         if self.gone and self.index is not None:
             self.index.discard(list(self.gone))
-        elif self.gone:
+        elif self.gone and self.vectors is not None:
             keep = ~np.isin(self.pks, np.fromiter(self.gone, dtype=np.int64))
             self.pks, self.vectors = self.pks[keep], self.vectors[keep]
         self.gone.clear()
