@@ -123,7 +123,7 @@ class Memories:
 
     async def forget(self, user_id: str, memory_id: str) -> dict[str, Any]:
         await self.store.delete_memories(user_id, memory_id)
-        self.vectors.forget(user_id=user_id)
+        # its vector leaves the in-process index when recall first finds its row gone (vectors.py)
         return {"forgotten": memory_id}
 
     async def forget_all(self, user_id: str) -> dict[str, Any]:

@@ -58,7 +58,8 @@ class _Candidate:
 
 async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *, now: datetime,
                  half_life_days: float, vectors: VectorCache | None = None) -> list[RecallItem]:
-    lists = await _ranked_lists(store, indexer, vectors or VectorCache(store), user_id, q)
+    cache = vectors or VectorCache(store)
+    lists = await _ranked_lists(store, indexer, cache, user_id, q)
     fused: dict[tuple[str, int], _Candidate] = {}
     for name, (source, rows, weight) in lists.items():
         for rank, row in enumerate(rows, start=1):
@@ -68,18 +69,33 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
     mem_pks = [c.pk for c in fused.values() if c.source == "memories"]
     msg_pks = [c.pk for c in fused.values() if c.source == "messages"]
     memories, messages = await _load(store, user_id, mem_pks, msg_pks)
-    items: list[RecallItem] = []
+    for name, (source, rows, _) in lists.items():
+        table = indexer.table(source)
+        if name.startswith("vector_") and table is not None:  # rows deleted since they were indexed
+            loaded = memories if source == "memories" else messages
+            cache.discard(table, user_id, [r.pk for r in rows if r.pk not in loaded])
+    # score every candidate, build items for the best only (pydantic models for all 120 cost 0.7 ms)
+    scored: list[tuple[float, _Candidate]] = []
     for c in fused.values():
-        item = (_memory_item(memories.get(c.pk), c.score, now, half_life_days) if c.source == "memories"
-                else _message_item(messages.get(c.pk), c.score))
-        if item is None or not _wanted(item, memories.get(c.pk) if c.source == "memories" else None, q):
+        if c.source == "memories":
+            rec = memories.get(c.pk)
+            if rec is None or not _live(rec, q):
+                continue
+            score, when = _memory_score(rec, c.score, now, half_life_days), rec.event_time or rec.created_at
+        else:
+            row = messages.get(c.pk)
+            if row is None:
+                continue
+            score, when = c.score, row[4]
+        if (q.since is not None and when < q.since) or (q.until is not None and when >= q.until):
             continue
-        when = item.event_time or item.created_at
+        score = round(score, 6)
         if q.window is not None and q.window[0] <= when < q.window[1]:
-            item.score *= IN_WINDOW_BOOST
-        items.append(item)
-    items.sort(key=lambda i: i.score, reverse=True)
-    return items[:q.limit]
+            score *= IN_WINDOW_BOOST
+        scored.append((score, c))
+    scored.sort(key=lambda s: s[0], reverse=True)
+    return [_memory_item(memories[c.pk], score) if c.source == "memories" else _message_item(messages[c.pk], score)
+            for score, c in scored[:q.limit]]
 
 
 async def _ranked_lists(store: Store, indexer: Indexer, cache: VectorCache, user_id: str, q: RecallQuery,
@@ -129,38 +145,33 @@ async def _load(store: Store, user_id: str, mem_pks: list[int], msg_pks: list[in
         messages.update(await store.messages_by_pk(user_id, msg_pks))
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(load_memories)
-        tg.start_soon(load_messages)
+        if mem_pks:  # an empty list still costs a trip to a reader thread
+            tg.start_soon(load_memories)
+        if msg_pks:
+            tg.start_soon(load_messages)
     return memories, messages
 
 
-def _memory_item(rec: MemoryRecord | None, score: float, now: datetime, half_life_days: float) -> RecallItem | None:
-    if rec is None:
-        return None
+def _memory_score(rec: MemoryRecord, score: float, now: datetime, half_life_days: float) -> float:
     age_days = max(0.0, (now - (rec.last_recalled_at or rec.created_at)).total_seconds() / 86400)
     decay = 0.5 ** (age_days / half_life_days)
     score *= (1 - RECENCY_SHARE) + RECENCY_SHARE * decay
-    score *= 1 + 0.05 * math.log1p(rec.recall_count)
-    return RecallItem(source="memory", memory_id=rec.id, text=rec.text, score=round(score, 6),
+    return score * (1 + 0.05 * math.log1p(rec.recall_count))
+
+
+def _memory_item(rec: MemoryRecord, score: float) -> RecallItem:
+    return RecallItem(source="memory", memory_id=rec.id, text=rec.text, score=score,
                       created_at=rec.created_at, event_time=rec.event_time, superseded_by=rec.superseded_by,
                       kind=rec.kind, flags=list(rec.flags))
 
 
-def _message_item(row: tuple[Any, ...] | None, score: float) -> RecallItem | None:
-    if row is None:
-        return None
+def _message_item(row: tuple[Any, ...], score: float) -> RecallItem:
     mid, sid, role, content, created, _title = row
-    return RecallItem(source="message", message_id=mid, session_id=sid, text=content, score=round(score, 6),
+    return RecallItem(source="message", message_id=mid, session_id=sid, text=content, score=score,
                       created_at=created, role=role)
 
 
-def _wanted(item: RecallItem, rec: MemoryRecord | None, q: RecallQuery) -> bool:
-    if rec is not None:
-        if rec.superseded_by is not None and not q.include_superseded:
-            return False
-        if rec.state == "archived" and not q.include_archived:
-            return False
-    when = item.event_time or item.created_at
-    if q.since is not None and when < q.since:
+def _live(rec: MemoryRecord, q: RecallQuery) -> bool:
+    if rec.superseded_by is not None and not q.include_superseded:
         return False
-    return not (q.until is not None and when >= q.until)
+    return rec.state != "archived" or q.include_archived
