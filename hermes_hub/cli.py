@@ -160,10 +160,11 @@ def main() -> None:
 @main.command()
 @click.option("--config", default="hub.json", show_default=True)
 @click.option("--stdio", is_flag=True, help="serve over stdin/stdout (for hosts that spawn the hub)")
+@click.option("--toolset", help="with --stdio: serve this toolset (hub.json 'toolsets') instead of the whole catalog")
 @click.option("--host", help="HTTP address (default hub.host, 127.0.0.1)")
 @click.option("--port", type=int, help="HTTP port (default hub.port, 8600)")
 @click.option("-q", "--quiet", is_flag=True, help="log warnings only")
-def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: bool) -> None:
+def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port: int | None, quiet: bool) -> None:
     """Serve the hub over streamable HTTP (default) or stdio."""
     from hermes_hub.hub import Hub
 
@@ -173,10 +174,15 @@ def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: b
     except ConfigError as e:
         _fail(str(e), 2)
     cfg = hub.config
+    if toolset is not None and toolset not in cfg.toolsets:
+        _fail(f"no toolset '{toolset}' in {config}; toolsets: {', '.join(cfg.toolsets) or 'none'}", 2)
     if stdio:
         from hermes_hub.upstream.stdio import serve_stdio
 
-        sys.exit(anyio.run(serve_stdio, hub, backend_options={"use_uvloop": _HAS_UVLOOP}))
+        sys.exit(anyio.run(serve_stdio, hub, toolset, backend_options={"use_uvloop": _HAS_UVLOOP}))
+    if toolset is not None:
+        _fail(f"--toolset is for --stdio; over HTTP every toolset is served at /mcp/<name> "
+              f"(here /mcp/{toolset})", 2)
     import uvicorn
 
     from hermes_hub.upstream.app import build_app
