@@ -28,7 +28,12 @@ CONCEPTS: dict[str, str] = {
     "notebook": "note", "look": "search find", "find": "search query", "lookup": "search query",
     "show": "list get", "what": "list query", "repo": "git repository", "commit": "git", "folder": "directory",
     "save": "write create", "delete": "remove delete", "erase": "delete", "clock": "time", "timezone": "time zone",
-    "weather": "forecast", "remember": "memory", "recall": "memory search",
+    "weather": "forecast", "remember": "memory", "recall": "memory search", "know": "memory recall",
+    "readme": "read file", "open": "read", "say": "read", "big": "size", "large": "size",
+    "changed": "modified info", "modified": "info", "plus": "sum", "total": "sum", "add": "sum",
+    "healthy": "status state", "health": "status state", "running": "status state", "down": "status state",
+    "conversation": "session history", "chat": "session history", "earlier": "history", "previous": "history",
+    "relationship": "relation", "connect": "relation", "tool": "call", "repeat": "echo",
     # Chinese bigrams
     "日程": "calendar event schedule", "安排": "schedule event calendar", "日历": "calendar",
     "会议": "meeting event calendar", "开会": "meeting event calendar", "约会": "appointment event calendar",
@@ -43,10 +48,12 @@ CONCEPTS: dict[str, str] = {
     "下周": "week", "明天": "tomorrow", "今天": "today", "早上": "morning", "上午": "morning",
     "天气": "weather forecast", "记忆": "memory", "记住": "remember memory", "代码": "code",
     "仓库": "repository git", "提交": "commit git", "打电": "call phone", "电话": "call phone",
-    "银行": "bank", "邮件": "email mail", "发送": "send",
+    "银行": "bank", "邮件": "email mail", "发送": "send", "正常": "status state", "服务": "server status",
+    "对话": "session history", "聊天": "session history", "喜欢": "preference memory",
 }
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ies", "ied", "ed", "es", "s")
+_ES_AFTER = ("s", "x", "z", "ch", "sh")  # "boxes" -> "box", but "preferences" -> "preference"
 
 
 def stem(word: str) -> str:
@@ -56,6 +63,8 @@ def stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             base = word[: -len(suffix)]
+            if suffix == "es" and not base.endswith(_ES_AFTER):
+                base = word[:-1]
             if suffix in ("ies", "ied"):
                 return base + "y"
             if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "ls":  # "planned" -> "plan"

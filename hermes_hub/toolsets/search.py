@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_hub.toolsets")
 K1, B = 1.2, 0.75
 EXPANDED_WEIGHT = 0.6  # a concept's tool-side words count less than the person's own words
-LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.55, 0.45
+LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.7, 0.3  # measured on tests/fixtures/tool_queries.py (bench/tools.py)
+PASSAGE_CHARS = 90  # embedding time grows steeply with length (measured: 6 ms for 30 characters, 140 ms for 200)
 NAME_REPEAT = 2  # name words count twice: "send_reminder" says more than a word deep in a description
 ORIGIN_META = "hermes-hub/origin"
 
@@ -69,7 +70,9 @@ def document(tool: types.Tool) -> list[str]:
 def passage(tool: types.Tool) -> str:
     """What the embedder reads for a tool: short, since embedding cost grows with length."""
     name = " ".join(words(tool.name))
-    return f"{name}: {(tool.description or tool.title or '').strip()[:300]}"
+    text = (tool.description or tool.title or "").strip()
+    first = text.split(". ")[0]
+    return f"{name}: {first if len(first) > 40 else text}"[:PASSAGE_CHARS]
 
 
 class ToolIndex:
