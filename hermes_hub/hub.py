@@ -101,6 +101,7 @@ class Hub:
         self._reload_lock = anyio.Lock()
         self._wake = anyio.Event()
         self._warm = anyio.Event()
+        self._announcing = False
         self._stack = AsyncExitStack()
 
     def _endpoint(self, toolset: str | None) -> Endpoint:
@@ -239,10 +240,17 @@ class Hub:
             await self._wake.wait()
             await anyio.sleep(ANNOUNCE_DEBOUNCE)  # a burst of changes (servers starting, a reload) is one notice
             self._wake = anyio.Event()
+            self._announcing = True
             for ep in self.endpoints.values():
                 kinds, ep.pending = ep.pending, set()
                 if kinds:
                     await ep.announcer.changed(kinds)
+            self._announcing = False
+
+    @property
+    def announced(self) -> bool:
+        """Every list change so far has been announced to the hosts (none waiting or being sent)."""
+        return not self._wake.is_set() and not self._announcing
 
     async def _warm_loop(self) -> None:
         """Embed new tools' descriptions for semantic tool search, off the request path (lazy endpoints only)."""
