@@ -275,14 +275,21 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
 
 @main.command()
 @click.option("--server", help="only the tools of this server")
+@click.option("--tokens", is_flag=True, help="what the schemas cost in tokens: per endpoint, server and tool")
 @target_options
 @_run
-async def tools(server: str | None, config: str, url: str | None, command: str | None, direct: str | None,
-                as_json: bool, verbose: bool) -> None:
-    """List tools with their server and description."""
+async def tools(server: str | None, tokens: bool, config: str, url: str | None, command: str | None,
+                direct: str | None, as_json: bool, verbose: bool) -> None:
+    """List tools with their server and description (or, with --tokens, what their schemas cost)."""
     _setup_logging(verbose)
-    async with connect(_target(config, url, command, direct)) as (client, _):
+    async with connect(_target(config, url, command, direct)) as (client, hub):
         items = (await client.list_tools()).tools
+        if tokens:
+            from hermes_hub import tools_cli
+
+            report = await tools_cli.token_report(client, hub, items)
+            click.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else tools_cli.render(report, server))
+            return
     if server:
         origins = sorted({o for t in items if (o := tables.origin(t))})
         items = [t for t in items if tables.origin(t) == server]

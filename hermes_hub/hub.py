@@ -42,6 +42,7 @@ from hermes_hub.status import hub_status
 from hermes_hub.storage import Store, open_store
 from hermes_hub.toolsets.endpoint import Endpoint
 from hermes_hub.toolsets.search import ToolIndex
+from hermes_hub.toolsets.tokens import token_report
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
 
@@ -312,9 +313,14 @@ class Hub:
     def status(self) -> dict[str, Any]:
         return hub_status(self.config, self.pool, self.catalog)
 
+    def token_report(self) -> dict[str, Any]:
+        """What each endpoint's tool list costs in tokens (as the local admin sees it), and what lazy saves."""
+        return token_report(self.endpoints.values(), self.local)
+
     async def report(self) -> dict[str, Any]:
         """``status()`` and the memory subsystem (embedder, counts, background queues)."""
         out = self.status()
+        out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report)
         if self.memories is not None:
             out["memory"] = await self.memories.status()
         return out

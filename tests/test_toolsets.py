@@ -95,3 +95,32 @@ async def test_each_endpoint_hears_list_changed_only_for_changes_to_its_own_tool
     assert "calendar_create_event" in cal_tools and "calendar_query" not in cal_tools
     assert not [n for n in cal_tools if n.startswith("notes_")]
     assert "notes_create_note" in whole_tools and "notes_search_notes" not in whole_tools
+
+
+async def test_the_token_report_counts_each_endpoint_server_and_tool_and_what_lazy_saves(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "reminders", "notes")}
+    raw = {"mcpServers": servers, "hub": {"expose": "lazy"}, "memory": {"embedder": "none"},
+           "toolsets": {"cal": {"servers": ["calendar"]}}}
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        status = await hub.report()
+    report = status["tool_tokens"]
+    whole, cal = report["endpoints"]
+    assert report["tokenizer"].startswith("o200k_base")
+    assert (whole["endpoint"], whole["expose"], cal["endpoint"], cal["expose"]) == ("/mcp", "lazy", "/mcp/cal", "all")
+    assert whole["tokens"] == whole["tokens_lazy"] and whole["lazy_saves"] == whole["tokens_all"] - whole["tokens_lazy"]
+    assert cal["tokens"] == cal["tokens_all"] < whole["tokens_all"]
+    assert report["servers"]["calendar"]["tools"] == 2
+    assert sum(s["tokens"] for s in report["servers"].values()) == whole["tokens_all"]
+    assert report["tools"]["calendar_create_event"] > 0
+
+
+def test_tools_tokens_prints_the_endpoints_servers_and_tools_and_names_its_tokenizer(tmp_path):
+    path = tmp_path / "hub.json"
+    path.write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path)}, "hub": {"expose": "lazy"},
+                                "memory": {"embedder": "none"}}))
+    result = CliRunner().invoke(main, ["tools", "--tokens", "--config", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "LAZY SAVES" in result.output and "notes_create_note" in result.output
+    assert "tokens counted with o200k_base" in result.output
