@@ -30,6 +30,7 @@ class Profile:
     window: int
     confirm: tuple[str, ...]
     max_tool_result_tokens: int
+    max_tools: int = 40  # more allowed tools than this: offer the task's top tools (agent.max_tools)
 
     def offers(self, tool: str) -> bool:
         if any(fnmatchcase(tool, g) for g in self.deny):
@@ -57,4 +58,5 @@ def resolve(config: HubConfig, name: str) -> Profile:
         window=d.window if entry.window is None else entry.window,
         confirm=tuple(entry.confirm if entry.confirm is not None else d.confirm),
         max_tool_result_tokens=entry.max_tool_result_tokens or d.max_tool_result_tokens,
+        max_tools=d.max_tools,
     )

@@ -172,9 +172,12 @@ async def top_tools(tools: list[types.Tool], task: str, limit: int,
     if len(tools) <= limit:
         return tools
     by_name = {t.name: t for t in tools}
-    hits = await (index or ToolIndex()).search(tools, task, limit)
+    hits = await (index or _LEXICAL).search(tools, task, limit)
     chosen = [by_name[h.name] for h in hits]
     if len(chosen) < limit:  # too few words matched: fill up in catalog order
         taken = {t.name for t in chosen}
         chosen += [t for t in tools if t.name not in taken][: limit - len(chosen)]
     return chosen
+
+
+_LEXICAL = ToolIndex()  # words only; keeps each tool's words between runs
