@@ -124,3 +124,36 @@ def test_tools_tokens_prints_the_endpoints_servers_and_tools_and_names_its_token
     assert result.exit_code == 0, result.output
     assert "LAZY SAVES" in result.output and "notes_create_note" in result.output
     assert "tokens counted with o200k_base" in result.output
+
+
+async def test_a_lazy_endpoint_still_hears_list_changed_and_its_search_follows_the_catalog(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
+    raw = {"mcpServers": servers, "hub": {"expose": "lazy"}, "memory": {"embedder": "none"}}
+    heard: list[str] = []
+
+    async def on_message(msg: Any) -> None:
+        if isinstance(msg, types.ToolListChangedNotification):
+            heard.append("tools")
+
+    async def found(host: Client) -> list[str]:
+        result = await host.call_tool("hermes_tools_search", {"query": "jot down a note", "limit": 10})
+        return [t["name"] for t in result.structured_content["tools"]]
+
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
+            with anyio.fail_after(30):
+                while not hub.announced:
+                    await anyio.sleep(0.02)
+                await host.send_ping()
+                heard.clear()
+                listed = {t.name for t in (await host.list_tools()).tools}
+                before = await found(host)
+                await hub.reload(parse_config({**raw, "mcpServers": {"calendar": servers["calendar"]}}))
+                while not heard:
+                    await anyio.sleep(0.02)
+                after = await found(host)
+                listed_after = {t.name for t in (await host.list_tools()).tools}
+    assert "notes_create_note" in before and not [n for n in after if n.startswith("notes_")]
+    assert listed == listed_after and "hermes_tools_search" in listed  # the list stays; its answers change

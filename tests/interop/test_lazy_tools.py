@@ -173,3 +173,22 @@ async def test_a_toolset_is_served_over_stdio_with_serve_toolset(tmp_path):
     assert names == BUILTIN_TOOLS | META
     assert found[0].startswith("calendar_")
     assert not [n for n in notes if n.startswith("notes_")]
+
+
+async def test_an_elicitation_during_a_call_through_the_meta_tool_reaches_the_host_and_its_answer_goes_back(hub):
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    asked: list[str] = []
+
+    async def elicit(ctx, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message[:40])
+        return types.ElicitResult(action="accept", content={"name": "Ada", "check": True})
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {ADMIN}"}, timeout=httpx2.Timeout(30, read=60))
+    with anyio.fail_after(30):
+        async with http, Client(streamable_http_client(hub, http_client=http), mode="legacy",
+                                elicitation_callback=elicit) as host:
+            elicited = await host.call_tool("hermes_tools_call", {"name": "everything_trigger-elicitation-request"})
+    assert "User provided the requested information" in elicited.content[0].text
+    assert asked == ["Please provide inputs for the following "]
