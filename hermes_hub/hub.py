@@ -273,15 +273,15 @@ class Hub:
             self.model = await self._model()
             self.memories = await self._stack.enter_async_context(
                 Memories(self.store, self.config.memory, judge=self.model))
-            self.tool_index.embedder = self.memories.embedder
-            self._warm.set()
-            tg.start_soon(self._warm_loop)
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)
             self.audit_writer = audit.AuditWriter(self.store)
             tg.start_soon(self.audit_writer.run)
             self._stack.push_async_callback(self.audit_writer.flush)  # after the task stops: the last rows
             tg.start_soon(self._prune_loop)
+            self.tool_index.embedder = self.memories.embedder  # tool search uses memory's embedder
+            self._warm.set()
+            tg.start_soon(self._warm_loop)
             await self._stack.enter_async_context(self.pool)
             if self.config_path is not None:
                 tg.start_soon(watch_config, self, self.config_path)
