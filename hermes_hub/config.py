@@ -150,8 +150,8 @@ class MemorySection(_Strict):
 class AgentSection(_Strict):
     """The model the hub talks to (memory extraction, and later the agent loop). No provider: no model."""
 
-    provider: Literal["anthropic", "openai", "scripted"] | None = None
-    model: str | None = None  # e.g. "claude-sonnet-4-5", "gpt-4o-mini", "qwen-plus"
+    provider: Literal["anthropic", "openai", "sampling", "scripted"] | None = None  # sampling: the calling host's
+    model: str | None = None  # e.g. "claude-sonnet-4-5", "gpt-4o-mini", "qwen-plus"; sampling: a hint to the host
     base_url: str | None = None  # default ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the vendor's
     api_key: SecretStr | None = None  # default ANTHROPIC_API_KEY / OPENAI_API_KEY; never logged or shown
     script: str | None = None  # scripted: the rules file, relative to hub.json's folder
@@ -184,8 +184,20 @@ class AgentSection(_Strict):
         return (self._base_dir or Path.cwd()) / self.script
 
 
+MODEL_KEYS = ("provider", "model", "base_url", "api_key", "script", "timeout", "max_retries")
+
+
 class AgentProfile(_Strict):
-    """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults."""
+    """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults, which it may
+    override, the model included (``provider``, ``model``, ``base_url``... as in ``agent``)."""
+
+    provider: Literal["anthropic", "openai", "sampling", "scripted"] | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    script: str | None = None
+    timeout: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0, le=10)
 
     instructions: str = ""  # the profile's system prompt, including when its task counts as done
     tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names
@@ -251,6 +263,14 @@ class HubConfig(_Strict):
                 raise ValueError(f"profile name {key!r} may only hold letters, digits, '_' and '-' (at most 40)")
         return v
 
+    def model_settings(self, profile: str) -> AgentSection:
+        """``agent`` with the model keys profile ``profile`` overrides (``agent`` itself when it overrides none)."""
+        entry = self.agents.get(profile)
+        changes = {k: v for k in MODEL_KEYS if entry is not None and (v := getattr(entry, k)) is not None}
+        if changes.get("provider") not in (None, self.agent.provider) and "model" not in changes:
+            changes["model"] = None  # another vendor's model name would not do
+        return self.agent.model_copy(update=changes) if changes else self.agent
+
     def toolset_problems(self) -> list[tuple[str, str]]:
         """Toolsets that name a server hub.json lacks, or cannot be a URL path segment."""
         out = []
@@ -307,6 +327,9 @@ def parse_config(
         problems += [(_key_path(err["loc"]), _message(err)) for err in e.errors()]
     else:
         problems += cfg.agent.problems() + cfg.toolset_problems()
+        for name in cfg.agents:
+            problems += [(f"agents.{name}.{key.removeprefix('agent.')}", msg)
+                         for key, msg in cfg.model_settings(name).problems()]
     if problems:
         raise ConfigError(problems, source)
     cfg.base_dir = base_dir or Path.cwd()
