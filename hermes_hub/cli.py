@@ -162,10 +162,11 @@ def main() -> None:
 @main.command()
 @click.option("--config", default="hub.json", show_default=True)
 @click.option("--stdio", is_flag=True, help="serve over stdin/stdout (for hosts that spawn the hub)")
+@click.option("--toolset", help="with --stdio: serve this toolset (hub.json 'toolsets') instead of the whole catalog")
 @click.option("--host", help="HTTP address (default hub.host, 127.0.0.1)")
 @click.option("--port", type=int, help="HTTP port (default hub.port, 8600)")
 @click.option("-q", "--quiet", is_flag=True, help="log warnings only")
-def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: bool) -> None:
+def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port: int | None, quiet: bool) -> None:
     """Serve the hub over streamable HTTP (default) or stdio."""
     from hermes_hub.hub import Hub
 
@@ -175,10 +176,15 @@ def serve(config: str, stdio: bool, host: str | None, port: int | None, quiet: b
     except ConfigError as e:
         _fail(str(e), 2)
     cfg = hub.config
+    if toolset is not None and toolset not in cfg.toolsets:
+        _fail(f"no toolset '{toolset}' in {config}; toolsets: {', '.join(cfg.toolsets) or 'none'}", 2)
     if stdio:
         from hermes_hub.upstream.stdio import serve_stdio
 
-        sys.exit(anyio.run(serve_stdio, hub, backend_options={"use_uvloop": _HAS_UVLOOP}))
+        sys.exit(anyio.run(serve_stdio, hub, toolset, backend_options={"use_uvloop": _HAS_UVLOOP}))
+    if toolset is not None:
+        _fail(f"--toolset is for --stdio; over HTTP every toolset is served at /mcp/<name> "
+              f"(here /mcp/{toolset})", 2)
     import uvicorn
 
     from hermes_hub.upstream.app import build_app
@@ -272,14 +278,21 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
 
 @main.command()
 @click.option("--server", help="only the tools of this server")
+@click.option("--tokens", is_flag=True, help="what the schemas cost in tokens: per endpoint, server and tool")
 @target_options
 @_run
-async def tools(server: str | None, config: str, url: str | None, command: str | None, direct: str | None,
-                as_json: bool, verbose: bool) -> None:
-    """List tools with their server and description."""
+async def tools(server: str | None, tokens: bool, config: str, url: str | None, command: str | None,
+                direct: str | None, as_json: bool, verbose: bool) -> None:
+    """List tools with their server and description (or, with --tokens, what their schemas cost)."""
     _setup_logging(verbose)
-    async with connect(_target(config, url, command, direct)) as (client, _):
+    async with connect(_target(config, url, command, direct)) as (client, hub):
         items = (await client.list_tools()).tools
+        if tokens:
+            from hermes_hub import tools_cli
+
+            report = await tools_cli.token_report(client, hub, items)
+            click.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else tools_cli.render(report, server))
+            return
     if server:
         origins = sorted({o for t in items if (o := tables.origin(t))})
         items = [t for t in items if tables.origin(t) == server]

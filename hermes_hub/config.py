@@ -122,6 +122,7 @@ class HubSection(_Strict):
     max_result_bytes: int = Field(1_000_000, ge=1024)
     host: str = "127.0.0.1"
     port: int = Field(8600, ge=0, le=65535)
+    expose: Literal["all", "lazy"] = "all"  # lazy: the hub's own tools plus search/describe/call meta-tools
 
 
 class StorageSection(_Strict):
@@ -162,6 +163,7 @@ class AgentSection(_Strict):
     window: int = Field(8, ge=0, le=200)  # the session's last messages sent along
     confirm: list[str] = Field(default_factory=list)  # tool globs that need the person's yes (destructive ones always do)
     max_tool_result_tokens: int = Field(2000, ge=50)  # a longer tool result is cut before the model reads it
+    max_tools: int = Field(40, ge=1, le=1000)  # more allowed tools than this: the model gets the task's top tools
     _base_dir: Path | None = PrivateAttr(None)  # hub.json's folder, set by parse_config
 
     def problems(self) -> list[tuple[str, str]]:
@@ -206,6 +208,18 @@ class AgentProfile(_Strict):
     max_tool_result_tokens: int | None = Field(None, ge=50)
 
 
+TOOLSET_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+class ToolsetConfig(_Strict):
+    """One entry of ``toolsets``: a chosen catalog served at ``/mcp/<name>`` (and ``serve --stdio --toolset``).
+    ``servers`` unset means every server; the hub's own tools are always in it (deny them by name)."""
+
+    servers: list[str] | None = None
+    tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names
+    expose: Literal["all", "lazy"] = "all"
+
+
 class TokenEntry(_Strict):
     token: str = Field(min_length=16)
     user: str = Field(min_length=1)
@@ -229,6 +243,7 @@ class HubConfig(_Strict):
     memory: MemorySection = Field(default_factory=MemorySection)
     agent: AgentSection = Field(default_factory=AgentSection)
     agents: dict[str, AgentProfile] = Field(default_factory=dict)  # profiles; "default" exists even if unnamed
+    toolsets: dict[str, ToolsetConfig] = Field(default_factory=dict)  # name -> a chosen catalog at /mcp/<name>
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)
 
@@ -255,6 +270,21 @@ class HubConfig(_Strict):
         if changes.get("provider") not in (None, self.agent.provider) and "model" not in changes:
             changes["model"] = None  # another vendor's model name would not do
         return self.agent.model_copy(update=changes) if changes else self.agent
+
+    def toolset_problems(self) -> list[tuple[str, str]]:
+        """Toolsets that name a server hub.json lacks, or cannot be a URL path segment."""
+        out = []
+        known = [*self.mcp_servers, "hermes"]
+        for name, ts in self.toolsets.items():
+            if not TOOLSET_NAME_RE.match(name):
+                out.append((f"toolsets.{name}", "a toolset name is a URL path segment: use only letters, digits, "
+                             "'_' and '-' (at most 40)"))
+            for i, server in enumerate(ts.servers or []):
+                if server not in known:
+                    close = difflib.get_close_matches(server, known, n=1)
+                    hint = f"did you mean '{close[0]}'?" if close else f"servers are: {', '.join(known)}"
+                    out.append((f"toolsets.{name}.servers[{i}]", f"no server '{server}' in mcpServers; {hint}"))
+        return out
 
     def prefix_of(self, server: str) -> str:
         """The public prefix of a server: its ``prefix`` key, else the server's key."""
@@ -296,7 +326,7 @@ def parse_config(
     except ValidationError as e:
         problems += [(_key_path(err["loc"]), _message(err)) for err in e.errors()]
     else:
-        problems += cfg.agent.problems()
+        problems += cfg.agent.problems() + cfg.toolset_problems()
         for name in cfg.agents:
             problems += [(f"agents.{name}.{key.removeprefix('agent.')}", msg)
                          for key, msg in cfg.model_settings(name).problems()]
@@ -334,7 +364,7 @@ def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) ->
 
 
 def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[tuple[str, str]]) -> dict[str, Any]:
-    known_top = {"mcpServers", "hub", "storage", "auth", "memory", "agent", "agents"}
+    known_top = {"mcpServers", "hub", "storage", "auth", "memory", "agent", "agents", "toolsets"}
     out = {}
     for key, value in raw.items():
         if key in known_top:
@@ -366,6 +396,8 @@ def _message(err: Any) -> str:
         fields = _SECTION_FIELDS.get(str(err["loc"][0]), _SERVER_FIELDS)
         if err["loc"][-2:-1] == ("tools",):
             fields = ["allow", "deny"]
+        elif err["loc"][:1] == ("toolsets",):
+            fields = sorted(ToolsetConfig.model_fields)
         elif err["loc"][:2] == ("auth", "tokens"):
             fields = sorted(TokenEntry.model_fields)
         close = difflib.get_close_matches(key, fields, n=1)

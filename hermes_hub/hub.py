@@ -44,6 +44,10 @@ from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.sessions import Sessions
 from hermes_hub.status import hub_status
 from hermes_hub.storage import Store, open_store
+from hermes_hub.toolsets.endpoint import Endpoint
+from hermes_hub.toolsets.search import ToolIndex
+from hermes_hub.toolsets.tokens import token_report
+from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
 
 
@@ -98,15 +102,43 @@ class Hub:
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
-        self.announcer = Announcer()
-        self.server: HubServer = build_server(
-            self.catalog, self.announcer, name=config.hub.name, version=VERSION, identify=self.identify,
-            instructions="hermes-hub: tools of several MCP servers, each prefixed with its server's name.",
-        )
+        self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
+        self.endpoints: dict[str | None, Endpoint] = {None: self._endpoint(None)}
+        self.endpoints.update({name: self._endpoint(name) for name in config.toolsets})
+        self.announcer: Announcer = self.endpoints[None].announcer
+        self.server: HubServer = self.endpoints[None].server
         self._reload_lock = anyio.Lock()
-        self._pending: set[str] = set()
         self._wake = anyio.Event()
+        self._warm = anyio.Event()
+        self._announcing = False
         self._stack = AsyncExitStack()
+
+    def _endpoint(self, toolset: str | None) -> Endpoint:
+        """``/mcp`` (``toolset`` None) or ``/mcp/<toolset>``: a view of the catalog and its own server."""
+        def scope() -> Scope:
+            if toolset is None:
+                return Scope(lazy=self.config.hub.expose == "lazy")
+            ts = self.config.toolsets.get(toolset)
+            return Scope.of(ts) if ts is not None else Scope(servers=frozenset())  # removed by a reload
+
+        ns = Namespace(self.config.hub.prefix, self.config.hub.separator)
+        view = View(self.catalog, scope, self.tool_index, ns.name, toolset)
+        view.tools_changed()
+        announcer = Announcer()
+        label = "" if toolset is None else f" (toolset '{toolset}')"
+        server = build_server(
+            view, announcer, name=self.config.hub.name, version=VERSION, identify=self.identify,
+            instructions=f"hermes-hub{label}: tools of several MCP servers, each prefixed with its server's name.",
+        )
+        return Endpoint(toolset, view, server, announcer)
+
+    def endpoint(self, toolset: str | None) -> Endpoint:
+        """The endpoint of ``toolset`` (None: the whole catalog); ``HubError`` names the toolsets there are."""
+        if toolset not in self.endpoints:
+            known = ", ".join(sorted(n for n in self.endpoints if n)) or "none (add one under 'toolsets')"
+            raise HubError(f"no toolset '{toolset}' in the hub's config (toolsets: {known}); toolsets added by a "
+                           f"reload are served after a restart")
+        return self.endpoints[toolset]
 
     def _sessions(self) -> Sessions:
         if self.sessions is None:
@@ -232,17 +264,40 @@ class Hub:
         # Rebuild at once, so a server that just became READY is callable in the same tick;
         # only the announcement to hosts is deferred (and thereby coalesced).
         changed = self.catalog.rebuild()
-        if changed:
-            self._pending |= changed
+        for ep in self.endpoints.values():  # each endpoint hears of the changes to its own tools only
+            kinds = changed - {"tools"}
+            if ep.view.tools_changed():
+                kinds.add("tools")
+            ep.pending |= kinds
+        if any(ep.pending for ep in self.endpoints.values()):
             self._wake.set()
+            self._warm.set()
 
     async def _announce_loop(self) -> None:
         while True:
             await self._wake.wait()
             await anyio.sleep(ANNOUNCE_DEBOUNCE)  # a burst of changes (servers starting, a reload) is one notice
             self._wake = anyio.Event()
-            kinds, self._pending = self._pending, set()
-            await self.announcer.changed(kinds)
+            self._announcing = True
+            for ep in self.endpoints.values():
+                kinds, ep.pending = ep.pending, set()
+                if kinds:
+                    await ep.announcer.changed(kinds)
+            self._announcing = False
+
+    @property
+    def announced(self) -> bool:
+        """Every list change so far has been announced to the hosts (none waiting or being sent)."""
+        return not self._wake.is_set() and not self._announcing
+
+    async def _warm_loop(self) -> None:
+        """Embed new tools' descriptions for semantic tool search, off the request path (lazy endpoints only)."""
+        while True:
+            await self._warm.wait()
+            await anyio.sleep(ANNOUNCE_DEBOUNCE)
+            self._warm = anyio.Event()
+            if any(ep.view.scope().lazy for ep in self.endpoints.values()):
+                await self.tool_index.warm(self.catalog.list_tools(self.local))
 
     async def __aenter__(self) -> Hub:
         try:
@@ -266,6 +321,9 @@ class Hub:
             tg.start_soon(self.audit_writer.run)
             self._stack.push_async_callback(self.audit_writer.flush)  # after the task stops: the last rows
             tg.start_soon(self._prune_loop)
+            self.tool_index.embedder = self.memories.embedder  # tool search uses memory's embedder
+            self._warm.set()
+            tg.start_soon(self._warm_loop)
             await self._stack.enter_async_context(self.pool)
             if self.config_path is not None:
                 tg.start_soon(watch_config, self, self.config_path)
@@ -297,9 +355,14 @@ class Hub:
     def status(self) -> dict[str, Any]:
         return hub_status(self.config, self.pool, self.catalog)
 
+    def token_report(self) -> dict[str, Any]:
+        """What each endpoint's tool list costs in tokens (as the local admin sees it), and what lazy saves."""
+        return token_report(self.endpoints.values(), self.local)
+
     async def report(self) -> dict[str, Any]:
         """``status()`` and the memory subsystem (embedder, counts, background queues)."""
         out = self.status()
+        out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report)
         if self.memories is not None:
             out["memory"] = await self.memories.status()
         if self.summaries is not None:

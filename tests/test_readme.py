@@ -20,6 +20,7 @@ from hermes_hub.config import (
     StorageSection,
     TokenEntry,
     ToolFilter,
+    ToolsetConfig,
     parse_config,
 )
 from tests.support import PROJECT
@@ -33,7 +34,7 @@ def blocks(lang: str) -> list[str]:
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
-                AgentSection, AgentProfile)
+                AgentSection, AgentProfile, ToolsetConfig)
     keys = {key for section in sections for key in section.model_fields}
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in README]
     assert missing == []

@@ -46,6 +46,7 @@ from hermes_hub.errors import HubError
 from hermes_hub.memory import Memories, RecallQuery
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage.records import RunRecord, utcnow
+from hermes_hub.toolsets.search import top_tools
 
 log = logging.getLogger("hermes_hub.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
@@ -157,13 +158,16 @@ class Agent:
                                                newest_first=True)).messages if profile.window else []
         tools = [t for t in self.catalog.list_tools(ctx.caller)
                  if profile.offers(t.name) and not t.name.startswith(self.own_tools)]
+        allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
+        tools = await top_tools(tools, task, profile.max_tools)
         by_name = {t.name: t for t in tools}
         specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
         system, messages, sizes = build_request(
             Budget(profile.context_tokens), profile.instructions, memories, session.summary,
             list(reversed(history)), task, specs)
         log.info("run %s: %s", run.run_id, sizes)
-        run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), memories=len(memories))
+        run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
+                  memories=len(memories))
         results: list[str] = []
         declined = False
         for round_no in range(1, profile.max_rounds + 1):

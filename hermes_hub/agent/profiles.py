@@ -31,6 +31,7 @@ class Profile:
     confirm: tuple[str, ...]
     max_tool_result_tokens: int
     settings: AgentSection  # the model this profile runs on: ``agent`` with the profile's overrides
+    max_tools: int = 40  # more allowed tools than this: offer the task's top tools (agent.max_tools)
 
     def offers(self, tool: str) -> bool:
         if any(fnmatchcase(tool, g) for g in self.deny):
@@ -59,4 +60,5 @@ def resolve(config: HubConfig, name: str) -> Profile:
         confirm=tuple(entry.confirm if entry.confirm is not None else d.confirm),
         max_tool_result_tokens=entry.max_tool_result_tokens or d.max_tool_result_tokens,
         settings=config.model_settings(name),
+        max_tools=d.max_tools,
     )

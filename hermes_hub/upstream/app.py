@@ -1,5 +1,5 @@
-"""Streamable HTTP: the hub's server at /mcp, next to /healthz (alive), /readyz (servers settled) and the
-status page at /status (``hermes_hub.web``)."""
+"""Streamable HTTP: the hub's server at /mcp, each toolset's at /mcp/<name>, next to /healthz (alive),
+/readyz (servers settled) and the status page at /status (``hermes_hub.web``)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,14 @@ if TYPE_CHECKING:
 def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
     """A Starlette app whose lifespan owns ``hub``: entering the app starts every downstream."""
     mcp_app = hub.server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    toolset_routes = [route for name, ep in hub.endpoints.items() if name is not None
+                      for route in ep.server.streamable_http_app(streamable_http_path=ep.path, host=host).routes]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with hub, hub.server.session_manager.run():  # a mounted app's own lifespan never runs
+        async with hub, contextlib.AsyncExitStack() as stack:  # a mounted app's own lifespan never runs
+            for ep in hub.endpoints.values():
+                await stack.enter_async_context(ep.server.session_manager.run())
             yield
 
     async def healthz(request: Request) -> JSONResponse:
@@ -40,7 +44,9 @@ def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
         return JSONResponse({"ready": ready, "servers": servers}, status_code=200 if ready else 503)
 
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub), Mount("/", app=mcp_app)], lifespan=lifespan
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub), *toolset_routes,
+                Mount("/", app=mcp_app)],
+        lifespan=lifespan,
     )
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read

@@ -148,12 +148,14 @@ class CallLane:
 
 
 @asynccontextmanager
-async def call_lane(hub: Any, read: Stream, write: ObjectSendStream[SessionMessage]) -> AsyncIterator[Any]:
+async def call_lane(hub: Any, read: Stream, write: ObjectSendStream[SessionMessage],
+                    endpoint: Any = None) -> AsyncIterator[Any]:
     """``read`` for ``hub``'s SDK server, with eligible ``tools/call`` requests served beside it;
     the caller is the hub's local user, as for every stdio request."""
     from hermes_hub.upstream.server import MODERN_HOST_WHY_NOT, _protocol_error
 
     async with anyio.create_task_group() as tg:
-        yield CallLane(read, write, tg, catalog=hub.catalog, server=hub.server, caller=hub.identify(None),
+        catalog, server = (hub.catalog, hub.server) if endpoint is None else (endpoint.view, endpoint.server)
+        yield CallLane(read, write, tg, catalog=catalog, server=server, caller=hub.identify(None),
                        protocol_error=_protocol_error, why_not=MODERN_HOST_WHY_NOT)
         tg.cancel_scope.cancel()  # the host's stream ended: calls still running are abandoned

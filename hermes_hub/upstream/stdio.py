@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_hub.upstream")
 MAX_LINE = 64 * 1024 * 1024
 STOP_GRACE = 5.0  # seconds a signalled hub waits for its orderly stop before it forces one
-STOP_GRACE = 5.0  # seconds a signalled hub waits for its orderly stop before it forces one
 
 
-async def serve_stdio(hub: Hub) -> int:
-    """Serve until the host closes stdin (exit code 0) or a signal arrives (128 + its number)."""
+async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
+    """Serve until the host closes stdin (exit code 0) or a signal arrives (128 + its number);
+    ``toolset``: serve that toolset's endpoint rather than the whole catalog."""
+    endpoint = hub.endpoint(toolset)
     stopped: list[int] = []
     wire: list[Any] = []  # the stream of messages from the host, once open
     done = anyio.Event()
@@ -72,9 +73,9 @@ async def serve_stdio(hub: Hub) -> int:
                 async with hub:
                     longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
                     await hub.wait_settled(longest + 1)
-                    async with _stdio_streams() as (read, write), call_lane(hub, read, write) as lane:
+                    async with _stdio_streams() as (read, write), call_lane(hub, read, write, endpoint) as lane:
                         wire.append(read)
-                        await hub.server.run(lane, write, hub.server.create_initialization_options())
+                        await endpoint.server.run(lane, write, endpoint.server.create_initialization_options())
             finally:
                 done.set()
             tg.cancel_scope.cancel()  # stdin closed, or a signal ended the stream

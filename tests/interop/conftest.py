@@ -30,6 +30,8 @@ CONFORMANCE_SH = INTEROP / "conformance.sh"
 CONFORMANCE_SERVER = INTEROP / "conformance-server.mjs"
 LOOPBACK_ONLY = INTEROP / "loopback-only.cjs"
 TIME_SERVER = INTEROP / ".venv-time" / "bin" / "mcp-server-time"
+FILESYSTEM = MODULES / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+MEMORY_GRAPH = MODULES / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +86,18 @@ def everything_http_argv() -> list[str]:
     """server-everything over streamable HTTP, held to 127.0.0.1 (it would bind every interface); port from $PORT."""
     require(EVERYTHING, LOOPBACK_ONLY)
     return [node(), "--require", str(LOOPBACK_ONLY), str(EVERYTHING), "streamableHttp"]
+
+
+def filesystem_server(root: Path) -> dict[str, Any]:
+    """A hub.json entry running @modelcontextprotocol/server-filesystem over the folder ``root``."""
+    require(FILESYSTEM)
+    return {"command": node(), "args": [str(FILESYSTEM), str(root)]}
+
+
+def memory_graph_server(path: Path) -> dict[str, Any]:
+    """A hub.json entry running @modelcontextprotocol/server-memory (a knowledge graph) kept in ``path``."""
+    require(MEMORY_GRAPH)
+    return {"command": node(), "args": [str(MEMORY_GRAPH)], "env": {"MEMORY_FILE_PATH": str(path)}}
 
 
 def time_server() -> dict[str, Any]:

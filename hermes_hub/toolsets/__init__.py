@@ -1,0 +1,1 @@
+"""Tool-count control: toolsets per endpoint, lazy meta-tools with search, token reports."""

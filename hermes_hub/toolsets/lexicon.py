@@ -1,0 +1,96 @@
+"""Words as tool search compares them: light stems, and what people say mapped to what tools say.
+
+    terms("remind me tomorrow morning to call the bank")  -> ['remind', 'tomorrow', 'morning', 'call', 'bank', ...]
+    terms("查一下我下周的日程安排")                          -> ['下周', '日程', ..., 'calendar', 'event', 'week', ...]
+
+Tool descriptions are written in English by developers ("List the events between start_date and
+end_date"); people ask in their words and languages ("what's on my agenda next week", "查一下日程").
+The small concept table below bridges the commonest gaps when no embedder is present; with one,
+the semantic side does the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hermes_hub.storage.terms import STOP_WORDS, tokens
+
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SPLIT_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-./:]+")
+
+# what people say -> what tool descriptions say (both sides are stemmed before use)
+CONCEPTS: dict[str, str] = {
+    # English everyday words
+    "agenda": "calendar event schedule", "appointment": "calendar event", "meeting": "calendar event",
+    "schedule": "calendar event", "busy": "calendar event", "free": "calendar event", "book": "create event",
+    "plan": "calendar event", "diary": "calendar", "remind": "reminder", "nudge": "reminder",
+    "alarm": "reminder", "forget": "reminder", "jot": "note", "write": "note create", "memo": "note",
+    "notebook": "note", "look": "search find", "find": "search query", "lookup": "search query",
+    "show": "list get", "what": "list query", "repo": "git repository", "commit": "git", "folder": "directory",
+    "save": "write create", "delete": "remove delete", "erase": "delete", "clock": "time", "timezone": "time zone",
+    "weather": "forecast", "remember": "memory", "recall": "memory search", "know": "memory recall",
+    "readme": "read file", "open": "read", "say": "read", "big": "size", "large": "size",
+    "changed": "modified info", "modified": "info", "plus": "sum", "total": "sum", "add": "sum",
+    "healthy": "status state", "health": "status state", "running": "status state", "down": "status state",
+    "conversation": "session history", "chat": "session history", "earlier": "history", "previous": "history",
+    "relationship": "relation", "connect": "relation", "tool": "call", "repeat": "echo",
+    # Chinese bigrams
+    "日程": "calendar event schedule", "安排": "schedule event calendar", "日历": "calendar",
+    "会议": "meeting event calendar", "开会": "meeting event calendar", "约会": "appointment event calendar",
+    "预约": "appointment event create", "活动": "event", "行程": "calendar event schedule",
+    "提醒": "reminder remind", "叫我": "reminder", "别忘": "reminder", "记得": "reminder",
+    "笔记": "note", "记下": "note create", "记录": "note create", "备忘": "note reminder",
+    "搜索": "search", "查找": "search find", "查一": "query search list", "找一": "search find",
+    "列出": "list", "看看": "list show", "有哪": "list", "哪些": "list",
+    "创建": "create", "新建": "create", "添加": "create add", "删除": "delete remove", "修改": "edit update",
+    "文件": "file", "目录": "directory", "件夹": "directory", "读取": "read", "写入": "write",
+    "时间": "time", "几点": "time", "时区": "timezone time", "现在": "current time",
+    "下周": "week", "明天": "tomorrow", "今天": "today", "早上": "morning", "上午": "morning",
+    "天气": "weather forecast", "记忆": "memory", "记住": "remember memory", "代码": "code",
+    "仓库": "repository git", "提交": "commit git", "打电": "call phone", "电话": "call phone",
+    "银行": "bank", "邮件": "email mail", "发送": "send", "正常": "status state", "服务": "server status",
+    "对话": "session history", "聊天": "session history", "喜欢": "preference memory",
+}
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ies", "ied", "ed", "es", "s")
+_ES_AFTER = ("s", "x", "z", "ch", "sh")  # "boxes" -> "box", but "preferences" -> "preference"
+
+
+def stem(word: str) -> str:
+    """A light English stem: "reminders" and "reminding" -> "remind"; CJK and short words as they are."""
+    if len(word) <= 4 or _CJK_RE.match(word) or not word.isascii():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            base = word[: -len(suffix)]
+            if suffix == "es" and not base.endswith(_ES_AFTER):
+                base = word[:-1]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "ls":  # "planned" -> "plan"
+                base = base[:-1]
+            return base
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The stemmed content tokens of ``text``: identifiers split ("send_reminder" -> send, reminder),
+    English stop words dropped, CJK as bigrams."""
+    out = []
+    for tok in tokens(_SPLIT_RE.sub(" ", text)):
+        if tok in STOP_WORDS or (len(tok) < 2 and not tok.isdigit() and not _CJK_RE.match(tok)):
+            continue
+        out.append(stem(tok))
+    return out
+
+
+_CONCEPTS = {stem(k): [stem(w) for w in v.split()] for k, v in CONCEPTS.items()}
+
+
+def expand(terms: list[str]) -> list[str]:
+    """``terms`` plus the tool-side words of the concepts they name (each added once)."""
+    seen = dict.fromkeys(terms)
+    for t in terms:
+        for w in _CONCEPTS.get(t, ()):
+            seen.setdefault(w, None)
+    return list(seen)

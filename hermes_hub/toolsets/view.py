@@ -1,0 +1,147 @@
+"""What one endpoint serves of the catalog: a toolset's servers and tool globs, listed whole or lazily.
+
+    view = View(catalog, lambda: Scope.of(config.toolsets["work"]), index, public_names)
+    build_server(view, ...)        # the upstream server reads tools through the view
+
+A lazy view lists the hub's own tools plus ``tools_search``, ``tools_describe`` and ``tools_call``;
+a call through ``tools_call`` is the catalog's own ``call_tool`` for the real tool (validation,
+roles, audit under the real name, progress and questions relayed), so it returns exactly what a
+direct call returns. A tool outside the view, or one the caller may not use, is never found,
+described or called. Everything but tools (resources, prompts, routing) is the catalog's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+
+from hermes_hub.aggregation.arguments import ArgumentCheck
+from hermes_hub.aggregation.catalog import Catalog, Entry, error_result
+from hermes_hub.aggregation.filters import NameFilter
+from hermes_hub.builtins.source import json_result
+from hermes_hub.call import CallContext, Identity, require, require_identity
+from hermes_hub.errors import UnknownName
+from hermes_hub.toolsets.meta import CALL, DESCRIBE, SEARCH, meta_tools
+from hermes_hub.toolsets.search import ToolIndex
+
+if TYPE_CHECKING:
+    from hermes_hub.config import ToolsetConfig
+
+OWN_SERVER = "hermes"  # the built-in tools' source name: a lazy view still lists them
+
+
+@dataclass(frozen=True)
+class Scope:
+    servers: frozenset[str] | None = None  # None: every server
+    tools: NameFilter = field(default_factory=NameFilter)  # over public names
+    lazy: bool = False
+
+    @classmethod
+    def of(cls, ts: ToolsetConfig) -> Scope:
+        servers = None if ts.servers is None else frozenset([*ts.servers, OWN_SERVER])
+        return cls(servers, NameFilter.of(ts.tools.allow, ts.tools.deny), ts.expose == "lazy")
+
+    @property
+    def everything(self) -> bool:
+        return self.servers is None and self.tools == NameFilter()
+
+    def admits(self, entry: Entry, public: str) -> bool:
+        return (self.servers is None or entry.mount.source.name in self.servers) and self.tools(public)
+
+
+class View:
+    def __init__(self, catalog: Catalog, scope: Callable[[], Scope], index: ToolIndex,
+                 public: Callable[[str], str], name: str | None = None) -> None:
+        self.catalog, self.scope, self.index, self.name = catalog, scope, index, name
+        self.meta_names = {kind: public(kind) for kind in (SEARCH, DESCRIBE, CALL)}
+        self.meta = meta_tools(self.meta_names)
+        self._meta_by_name = {t.name: t for t in self.meta}
+        self._checks = {t.name: ArgumentCheck(t.name, t.input_schema) for t in self.meta}
+        self._fingerprint: int | None = None
+
+    def __getattr__(self, attr: str) -> Any:  # resources, prompts, routing: the catalog's
+        if attr == "catalog":
+            raise AttributeError(attr)
+        return getattr(self.catalog, attr)
+
+    # -- listing ---------------------------------------------------------------------------
+
+    def tools_in_scope(self, caller: Identity) -> list[types.Tool]:
+        """Every tool of this view ``caller`` may use (what a lazy view searches)."""
+        tools = self.catalog.list_tools(caller)
+        scope = self.scope()
+        if scope.everything:
+            return tools
+        entries = self.catalog.tools
+        return [t for t in tools if scope.admits(entries[t.name], t.name)]
+
+    def list_tools(self, caller: Identity) -> list[types.Tool]:
+        if not self.scope().lazy:
+            return self.tools_in_scope(caller)
+        entries = self.catalog.tools
+        own = [t for t in self.tools_in_scope(caller) if entries[t.name].mount.source.name == OWN_SERVER]
+        return own + self.meta
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        if (meta := self._meta_by_name.get(name)) is not None and self.scope().lazy:
+            return meta.input_schema
+        entry = self.catalog.tools.get(name)
+        return entry.item.input_schema if entry and self.scope().admits(entry, name) else None
+
+    def visible(self, index: dict[str, Entry], caller: Identity) -> list[Any]:
+        require_identity(caller)
+        servers = self.scope().servers
+        return [e.item for e in index.values()
+                if e.mount.serves(caller) and (servers is None or e.mount.source.name in servers)]
+
+    def tools_changed(self) -> bool:
+        """Whether the tools in this view (for anyone) changed since last asked: its list_changed."""
+        scope = self.scope()
+        fp = hash(tuple((n, e.item.description, json.dumps(e.item.input_schema, sort_keys=True))
+                        for n, e in self.catalog.tools.items() if scope.admits(e, n)))
+        changed, self._fingerprint = fp != self._fingerprint, fp
+        return changed
+
+    # -- calling ---------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
+                        ) -> types.CallToolResult | types.InputRequiredResult:
+        require(ctx)
+        scope = self.scope()
+        if scope.lazy and name in self._meta_by_name:
+            if problems := self._checks[name].problems(arguments or {}):
+                listing = "\n".join(f"- {p}" for p in problems)
+                return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the "
+                                    f"tool again.")
+            return await self._meta(name, arguments or {}, ctx)
+        entry = self.catalog.tools.get(name)
+        if entry is not None and not scope.admits(entry, name):
+            raise UnknownName("tool", name, "call tools/list for the current names (each is prefixed by its server)")
+        return await self.catalog.call_tool(name, arguments, ctx)
+
+    async def _meta(self, name: str, args: dict[str, Any], ctx: CallContext,
+                    ) -> types.CallToolResult | types.InputRequiredResult:
+        search, describe = self.meta_names[SEARCH], self.meta_names[DESCRIBE]
+        if name == search:
+            hits = await self.index.search(self.tools_in_scope(ctx.caller), args["query"], args.get("limit", 5))
+            return json_result({"tools": [h.as_dict() for h in hits]})
+        if name == describe:
+            mine = {t.name: t for t in self.tools_in_scope(ctx.caller)}
+            found = [mine[n].model_dump(by_alias=True, exclude_none=True, mode="json") for n in args["names"] if n in mine]
+            unknown = [n for n in args["names"] if n not in mine]
+            data: dict[str, Any] = {"tools": found}
+            if unknown:
+                data["unknown"] = unknown
+                data["hint"] = f"no such tools here; find tools with {search}"
+            return json_result(data)
+        target = args["name"]
+        if target in self._meta_by_name:
+            return error_result(f"'{target}' is one of the meta-tools; call it directly, not through '{name}'.")
+        entry = self.catalog.tools.get(target)
+        if entry is not None and not self.scope().admits(entry, target):
+            raise UnknownName("tool", target, f"find the tools you can call with {search}")
+        return await self.catalog.call_tool(target, args.get("arguments") or {}, ctx)

@@ -1,0 +1,159 @@
+"""Toolsets: config errors name their key paths, and each endpoint hears list_changed for its own tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from hermes_hub.cli import main
+from hermes_hub.config import parse_config
+from hermes_hub.errors import ConfigError
+from hermes_hub.hub import Hub
+from tests.support import demo
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+
+
+def problems_of(raw: dict[str, Any]) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as e:
+        parse_config(raw)
+    return e.value.problems
+
+
+def test_a_toolset_naming_an_unknown_server_is_an_error_at_its_key_path_with_a_suggestion():
+    problems = problems_of({"mcpServers": {"calendar": {"command": "x"}},
+                            "toolsets": {"work": {"servers": ["calendar", "calender"]}}})
+    assert problems == [("toolsets.work.servers[1]", "no server 'calender' in mcpServers; did you mean 'calendar'?")]
+
+
+def test_a_toolset_name_that_is_not_url_safe_and_a_misspelt_key_are_errors_at_their_key_paths():
+    named = dict(problems_of({"mcpServers": {}, "toolsets": {"my work": {}}}))
+    misspelt = dict(problems_of({"mcpServers": {}, "toolsets": {"ok": {"expos": "lazy"}}}))
+    assert "URL path segment" in named["toolsets.my work"]
+    assert misspelt["toolsets.ok.expos"] == "unknown key; did you mean 'expose'?"
+
+
+def test_check_prints_the_toolset_errors_and_exits_2(tmp_path):
+    path = tmp_path / "hub.json"
+    path.write_text(json.dumps({"mcpServers": {}, "toolsets": {"work": {"servers": ["git"]}}}))
+    result = CliRunner().invoke(main, ["check", str(path)])
+    assert result.exit_code == 2
+    assert "toolsets.work.servers[0]" in result.output and "no server 'git'" in result.output
+
+
+async def test_each_endpoint_hears_list_changed_only_for_changes_to_its_own_tools(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
+    toolsets = {"cal": {"servers": ["calendar"]}, "jot": {"servers": ["notes"]}}
+    raw = {"mcpServers": servers, "toolsets": toolsets, "memory": {"embedder": "none"}}
+    heard: dict[str | None, int] = {None: 0, "cal": 0, "jot": 0}
+
+    def counter(name: str | None) -> Any:
+        async def on_message(msg: Any) -> None:
+            if isinstance(msg, types.ToolListChangedNotification):
+                heard[name] += 1
+        return on_message
+
+    async def until(condition: Any) -> None:
+        while not condition():
+            await anyio.sleep(0.02)
+
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        ep = hub.endpoints
+        async with Client(ep[None].server, mode="legacy", message_handler=counter(None)) as whole, \
+                Client(ep["cal"].server, mode="legacy", message_handler=counter("cal")) as cal, \
+                Client(ep["jot"].server, mode="legacy", message_handler=counter("jot")) as jot:
+            with anyio.fail_after(30):
+                await until(lambda: hub.announced)  # the servers' start is announced before we count
+                for host in (whole, cal, jot):
+                    await host.send_ping()
+                heard.update(dict.fromkeys(heard, 0))
+                notes = {**servers["notes"], "tools": {"deny": ["search_notes"]}}
+                await hub.reload(parse_config({**raw, "mcpServers": {**servers, "notes": notes}}))
+                await until(lambda: heard["jot"] and hub.pool.settled and hub.pool.connections["notes"].ready)
+                await until(lambda: hub.announced)
+                for host in (whole, cal, jot):
+                    await host.send_ping()  # anything sent to it before now has arrived
+                assert heard["cal"] == 0
+                jot_heard = heard["jot"]  # notes restarted: its tools went and came back (one or two notices)
+                calendar = {**servers["calendar"], "tools": {"deny": ["query"]}}
+                await hub.reload(parse_config({**raw, "mcpServers": {"calendar": calendar, "notes": notes}}))
+                await until(lambda: heard["cal"] and hub.pool.settled and hub.pool.connections["calendar"].ready)
+                await until(lambda: hub.announced)
+                for host in (whole, cal, jot):
+                    await host.send_ping()
+            cal_tools = {t.name for t in (await cal.list_tools()).tools}
+            whole_tools = {t.name for t in (await whole.list_tools()).tools}
+    assert heard["cal"] >= 1 and heard["jot"] == jot_heard
+    assert "calendar_create_event" in cal_tools and "calendar_query" not in cal_tools
+    assert not [n for n in cal_tools if n.startswith("notes_")]
+    assert "notes_create_note" in whole_tools and "notes_search_notes" not in whole_tools
+
+
+async def test_the_token_report_counts_each_endpoint_server_and_tool_and_what_lazy_saves(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "reminders", "notes")}
+    raw = {"mcpServers": servers, "hub": {"expose": "lazy"}, "memory": {"embedder": "none"},
+           "toolsets": {"cal": {"servers": ["calendar"]}}}
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        status = await hub.report()
+    report = status["tool_tokens"]
+    whole, cal = report["endpoints"]
+    assert report["tokenizer"].startswith("o200k_base")
+    assert (whole["endpoint"], whole["expose"], cal["endpoint"], cal["expose"]) == ("/mcp", "lazy", "/mcp/cal", "all")
+    assert whole["tokens"] == whole["tokens_lazy"] and whole["lazy_saves"] == whole["tokens_all"] - whole["tokens_lazy"]
+    assert cal["tokens"] == cal["tokens_all"] < whole["tokens_all"]
+    assert report["servers"]["calendar"]["tools"] == 2
+    assert sum(s["tokens"] for s in report["servers"].values()) == whole["tokens_all"]
+    assert report["tools"]["calendar_create_event"] > 0
+
+
+def test_tools_tokens_prints_the_endpoints_servers_and_tools_and_names_its_tokenizer(tmp_path):
+    path = tmp_path / "hub.json"
+    path.write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path)}, "hub": {"expose": "lazy"},
+                                "memory": {"embedder": "none"}}))
+    result = CliRunner().invoke(main, ["tools", "--tokens", "--config", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "LAZY SAVES" in result.output and "notes_create_note" in result.output
+    assert "tokens counted with o200k_base" in result.output
+
+
+async def test_a_lazy_endpoint_still_hears_list_changed_and_its_search_follows_the_catalog(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
+    raw = {"mcpServers": servers, "hub": {"expose": "lazy"}, "memory": {"embedder": "none"}}
+    heard: list[str] = []
+
+    async def on_message(msg: Any) -> None:
+        if isinstance(msg, types.ToolListChangedNotification):
+            heard.append("tools")
+
+    async def found(host: Client) -> list[str]:
+        result = await host.call_tool("hermes_tools_search", {"query": "jot down a note", "limit": 10})
+        return [t["name"] for t in result.structured_content["tools"]]
+
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
+            with anyio.fail_after(30):
+                while not hub.announced:
+                    await anyio.sleep(0.02)
+                await host.send_ping()
+                heard.clear()
+                listed = {t.name for t in (await host.list_tools()).tools}
+                before = await found(host)
+                await hub.reload(parse_config({**raw, "mcpServers": {"calendar": servers["calendar"]}}))
+                while not heard:
+                    await anyio.sleep(0.02)
+                after = await found(host)
+                listed_after = {t.name for t in (await host.list_tools()).tools}
+    assert "notes_create_note" in before and not [n for n in after if n.startswith("notes_")]
+    assert listed == listed_after and "hermes_tools_search" in listed  # the list stays; its answers change
