@@ -58,10 +58,10 @@ class Summarizer(QueueWorker):
             summary = await while_held(lambda: self.store.renew_summary(job.session_id, self.owner, lease=LEASE),
                                        LEASE, lambda: self._fold(job))
         except (ProviderError, ValueError) as e:
-            self.error = str(e)
             log.warning("summary of session %s failed (attempt %d): %s", job.session_id, job.attempts, e)
             retry = min(3600.0, 10.0 * 2 ** job.attempts) if job.attempts < MAX_ATTEMPTS else None
             await self.store.fail_summary(job.session_id, self.owner, str(e), retry_in=retry)
+            self.error = str(e)  # after the job is back in the queue: status never shows it running
             return True
         self.error = None
         if not await self.store.finish_summary(job.session_id, self.owner, summary):
