@@ -162,10 +162,10 @@ class Hub:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
         with the hub)."""
         settings = profile.settings
+        if settings is self.config.agent or settings == self.config.agent:
+            return self.model
         if settings.provider is None:
             return None
-        if self.model is not None and (settings is self.config.agent or settings == self.config.agent):
-            return self.model
         key = tuple(v.get_secret_value() if isinstance(v := getattr(settings, k), SecretStr) else v
                     for k in MODEL_KEYS) + (str(settings.script_path),)
         if key not in self._models:
