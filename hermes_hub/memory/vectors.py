@@ -49,7 +49,7 @@ class VectorCache:
                 del self._matrices[key]
 
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
-        if np is None:
+        if np is None or getattr(self.store, "native_nearest", False):  # PostgreSQL: its HNSW index, no copy
             return await self.store.nearest(table, user_id, vector, k)
         m = await self._current(table, user_id)
         if m.pks.size == 0:
