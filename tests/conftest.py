@@ -26,10 +26,10 @@ def _data_dir(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory):
+def pg_server():
     """One real PostgreSQL (pgvector, pg_trgm) for the whole session; tests make their own databases."""
-    from tests.postgres import start
+    from tests.postgres import start, stop
 
-    server = start(tmp_path_factory.mktemp("pg") / "data")
+    server = start()
     yield server
-    server.cleanup()
+    stop(server)

@@ -8,16 +8,25 @@ PyPI) started once per test session on a Unix socket, and a fresh database per t
 from __future__ import annotations
 
 import secrets
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 
 
-def start(pgdata: Path) -> Any:
+def start() -> Any:
+    """A new server in a folder of its own (not under pytest's 0700 basetemp: run as root, the server
+    runs as its own system user, which must reach the folder)."""
     import pgserver  # imported here: only tests that ask for PostgreSQL pay for it
 
-    return pgserver.get_server(pgdata, cleanup_mode="delete")
+    return pgserver.get_server(Path(tempfile.mkdtemp(prefix="hermes-pg-")) / "data", cleanup_mode="delete")
+
+
+def stop(server: Any) -> None:
+    server.cleanup()
+    shutil.rmtree(server.pgdata.parent, ignore_errors=True)
 
 
 def url(server: Any, database: str = "postgres") -> str:

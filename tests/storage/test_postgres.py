@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from pathlib import Path
 
 import anyio
 import pytest
@@ -17,7 +16,7 @@ from hermes_hub.errors import SessionBusy, StorageError
 from hermes_hub.storage import Store, open_store
 from hermes_hub.storage.records import MemoryEvent, MemoryRecord, NewMessage, SessionRecord, utcnow
 from hermes_hub.storage.terms import index_text, match_query
-from tests.postgres import new_database, start
+from tests.postgres import new_database, start, stop
 from tests.support import PROJECT
 
 
@@ -123,10 +122,10 @@ async def test_every_acknowledged_append_survives_a_replica_killed_mid_burst(pg_
     assert seqs == list(range(1, len(seqs) + 1))
 
 
-async def test_calls_fail_clearly_while_the_server_is_down_and_work_again_after(tmp_path: Path):
+async def test_calls_fail_clearly_while_the_server_is_down_and_work_again_after():
     import pgserver
 
-    server = start(tmp_path / "restarting")
+    server = start()
     try:
         async with open_store(server.get_uri()) as store:
             sid = await session(store)
@@ -138,7 +137,7 @@ async def test_calls_fail_clearly_while_the_server_is_down_and_work_again_after(
             with anyio.fail_after(15):
                 assert (await store.get_session("alice", sid)).id == sid
     finally:
-        server.cleanup()
+        stop(server)
 
 
 def memory(mid: str, user: str, text: str) -> tuple[MemoryRecord, MemoryEvent]:
@@ -160,18 +159,17 @@ async def test_lexical_recall_ranks_english_stems_and_chinese_bigrams_within_the
 
 
 async def test_vector_search_uses_hnsw_and_returns_only_the_callers_nearest(pg_url: str):
+    rows = [("alice", [1.0, 0, 0]), ("alice", [0.9, 0.1, 0]), ("alice", [0, 0, 1.0]), ("bob", [1.0, 0, 0])]
     async with open_store(pg_url) as store:
-        pks = {}
-        for i, (user, vec) in enumerate([("alice", [1, 0, 0]), ("alice", [0.9, 0.1, 0]), ("alice", [0, 0, 1]),
-                                         ("bob", [1, 0, 0])]):
+        pks = []
+        for i, (user, _) in enumerate(rows):
             record, event = memory(f"m{i}", user, f"text {i}")
             await store.add_memory(record, event, key=f"k{i}")
-            pks[f"m{i}"] = (await store.list_memories(user, limit=1))[0][0]
+            pks.append((await store.list_memories(user, limit=1))[0][0])
         table = await store.ensure_vector_table("memories", "test", 3)
-        await store.add_vectors(table, [(pks[f"m{i}"], u, v) for i, (u, v) in enumerate(
-            [("alice", [1, 0, 0]), ("alice", [0.9, 0.1, 0]), ("alice", [0, 0, 1]), ("bob", [1, 0, 0])])],
-            mark=table, last_pk=max(pks.values()))
+        await store.add_vectors(table, [(pk, user, vec) for pk, (user, vec) in zip(pks, rows, strict=True)],
+                                mark=table, last_pk=max(pks))
         near = await store.nearest(table, "alice", [1, 0, 0], 2)
         indexes = [r[0] for r in await store.raw("SELECT indexdef FROM pg_indexes WHERE tablename = $1", [table])]
-    assert [r.pk for r in near] == [pks["m0"], pks["m1"]] and near[0].score == pytest.approx(0, abs=1e-6)
+    assert [r.pk for r in near] == pks[:2] and near[0].score == pytest.approx(0, abs=1e-6)
     assert any("hnsw" in d and "vector_cosine_ops" in d for d in indexes)
