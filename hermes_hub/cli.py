@@ -23,6 +23,7 @@ from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
 from hermes_hub.memory_cli import memory
+from hermes_hub.storage_cli import storage
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -377,3 +378,4 @@ main.add_command(token)
 main.add_command(audit_cmd)
 main.add_command(memory)
 main.add_command(traces_cmd)
+main.add_command(storage)
