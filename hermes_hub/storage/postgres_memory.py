@@ -25,6 +25,7 @@ from hermes_hub.storage.terms import index_text
 Connection = Any
 MEMORY_LOCK = 0x6D656D73  # "mems": memory keys become visible in key order (see postgres_sessions.APPEND_LOCK)
 CONTEXT_WEIGHT = 0.3  # of the previous message's terms, against 1.0 for the message's own
+EF_SEARCH = 100  # candidates HNSW keeps per search (pgvector's default 40 loses recall at k=20)
 HNSW_MAX_DIMS = 2000  # pgvector's limit for an HNSW index on ``vector``; wider tables are scanned exactly
 _PHRASE_RE = re.compile(r'"((?:[^"]|"")*)"')
 MESSAGE_DOC = "setweight(to_tsvector('english', $3), 'A') || setweight(to_tsvector('english', $4), 'D')"
@@ -251,6 +252,7 @@ async def add_vectors(db: Connection, table: str, rows: Sequence[tuple[int, str,
 async def nearest(db: Connection, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
     # strict_order: the HNSW scan goes on past ef_search until k of this user's rows are found
     await db.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+    await db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
     rows = await db.fetch(f"SELECT pk, embedding <=> $1::real[]::vector AS distance FROM {table} WHERE user_id = $2 "
                           f"ORDER BY embedding <=> $1::real[]::vector LIMIT $3", [float(x) for x in vector], user_id, k)
     return [RankedRow(pk, distance) for pk, distance in rows]

@@ -24,6 +24,8 @@ from hermes_hub.storage.sqlite_sessions import _dumps, _message, _session, not_f
 
 Connection = Any
 APPEND_LOCK = 0x6D736773  # "msgs"
+TRGM_MIN_CHARS = 3  # pg_trgm's index serves a LIKE pattern only with a term of 3+ characters
+RECENT_WINDOW = 2000  # newest messages searched first, before any index
 NOW = "date_part('epoch', clock_timestamp())"  # double precision, the database's clock
 _SESSION_COLS = "id, user_id, title, created_at, updated_at, summary, message_count"
 _MESSAGE_COLS = ("m.id, m.session_id, m.user_id, m.seq, m.role, m.content, m.created_at, m.tool_calls, "
@@ -117,9 +119,9 @@ async def import_session(db: Connection, rec: SessionRecord, messages: Sequence[
 
 async def list_messages(db: Connection, user_id: str, session_id: str, limit: int, after_seq: int | None,
                         before_seq: int | None, newest_first: bool) -> list[MessageRecord]:
-    await get_session(db, user_id, session_id)
-    sql = f"SELECT {_MESSAGE_COLS} FROM messages m WHERE m.session_id = $1 AND m.user_id = $2"
-    args: list[Any] = [session_id, user_id]
+    await get_session(db, user_id, session_id)  # the owner is checked here: the page reads the (session, seq) key only
+    sql = f"SELECT {_MESSAGE_COLS} FROM messages m WHERE m.session_id = $1"
+    args: list[Any] = [session_id]
     if after_seq is not None:
         args.append(after_seq)
         sql += f" AND m.seq > ${len(args)}"
@@ -144,8 +146,19 @@ async def search_messages(db: Connection, user_id: str, query: str, limit: int,
         args.append(like_pattern(w))
         where.append(f"m.content ILIKE ${len(args)}")
     args.append(limit)
-    rows = await db.fetch(f"SELECT {_MESSAGE_COLS}, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
-                          f"WHERE {' AND '.join(where)} ORDER BY m.pk DESC LIMIT ${len(args)}", *args)
+    cond = " AND ".join(where)
+    select = f"SELECT {_MESSAGE_COLS}, s.title FROM {{}} m JOIN sessions s ON s.id = m.session_id WHERE {cond} " \
+             f"ORDER BY m.pk DESC LIMIT ${len(args)}"
+    # A common term is found among the newest messages at once; a rare one would have the planner walk the
+    # whole history, so when the newest RECENT_WINDOW do not fill the page, the trigram index finds every
+    # match (OFFSET 0 keeps that apart from the ordering): the cost follows the hits, as with SQLite's FTS5.
+    recent = f"(SELECT * FROM messages m WHERE {where[0]}{' AND ' + where[1] if session_id else ''} " \
+             f"ORDER BY m.pk DESC LIMIT {RECENT_WINDOW})"
+    rows = await db.fetch(select.format(recent), *args)
+    if len(rows) < limit and any(len(w) >= TRGM_MIN_CHARS for w in words):
+        rows = await db.fetch(select.format(f"(SELECT * FROM messages m WHERE {cond} OFFSET 0)"), *args)
+    elif len(rows) < limit:  # only 1-2 character terms: no index serves them; scan the user's messages
+        rows = await db.fetch(select.format("messages"), *args)
     hits = []
     for row in rows:
         msg = _message(tuple(row)[:-1])
