@@ -68,6 +68,7 @@ class HostChannel:
     sample: Sample | None = None
     why_not: str = "the calling host does not support it"
     key: Hashable | None = None
+    in_rounds: tuple[str, ...] = ()  # a 2026-07-28 host: what it answers as input-required rounds ("elicitation")
 
 
 NO_HOST = HostChannel(why_not="the call did not come from a host that can be asked")

@@ -149,8 +149,8 @@ class MemorySection(_Strict):
 class AgentSection(_Strict):
     """The model the hub talks to (memory extraction, and later the agent loop). No provider: no model."""
 
-    provider: Literal["anthropic", "openai", "scripted"] | None = None
-    model: str | None = None  # e.g. "claude-sonnet-4-5", "gpt-4o-mini", "qwen-plus"
+    provider: Literal["anthropic", "openai", "sampling", "scripted"] | None = None  # sampling: the calling host's
+    model: str | None = None  # e.g. "claude-sonnet-4-5", "gpt-4o-mini", "qwen-plus"; sampling: a hint to the host
     base_url: str | None = None  # default ANTHROPIC_BASE_URL / OPENAI_BASE_URL, else the vendor's
     api_key: SecretStr | None = None  # default ANTHROPIC_API_KEY / OPENAI_API_KEY; never logged or shown
     script: str | None = None  # scripted: the rules file, relative to hub.json's folder

@@ -19,6 +19,7 @@ import anyio
 
 from hermes_hub import audit
 from hermes_hub.agent.loop import Agent
+from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
@@ -32,6 +33,7 @@ from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
@@ -80,11 +82,14 @@ class Hub:
         self.sessions: Sessions | None = None
         self.memories: Memories | None = None
         self.model: Provider | None = None
+        self.summaries: Summarizer | None = None
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
+        self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store),
+                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store,
+                                                   self.agent_bridge),
                           *audit_items(self._audit_store, self._reload_tool))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
@@ -115,10 +120,10 @@ class Hub:
             raise HubError("the hub's store is not open; the agent runs once the hub has started")
         if self.model is None:
             raise HubError("no model is configured, so the agent cannot run; set agent.provider in hub.json "
-                           "(anthropic, openai, or scripted with a rules file)")
+                           "(anthropic, openai, sampling for the host's own model, or scripted with a rules file)")
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
-        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own)
+        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries)
 
     async def _model(self) -> Provider | None:
         """The configured model (``agent``), closed with the hub; None when there is none."""
@@ -211,13 +216,18 @@ class Hub:
         try:
             tg = await self._stack.enter_async_context(anyio.create_task_group())
             self._stack.callback(tg.cancel_scope.cancel)
+            self.agent_bridge.attach(tg)
             tg.start_soon(self._announce_loop)
             storage = self.config.storage
             self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
             self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
             self.model = await self._model()
+            background = self.model if getattr(self.model, "background", True) else None  # sampling: a host per call
             self.memories = await self._stack.enter_async_context(
-                Memories(self.store, self.config.memory, judge=self.model))
+                Memories(self.store, self.config.memory, judge=background))
+            if background is not None:
+                self.summaries = Summarizer(self.store, background)
+                tg.start_soon(self.summaries.run)
             static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
             self.authenticator = Authenticator(self.store, static)
             self.audit_writer = audit.AuditWriter(self.store)
@@ -260,4 +270,6 @@ class Hub:
         out = self.status()
         if self.memories is not None:
             out["memory"] = await self.memories.status()
+        if self.summaries is not None:
+            out["summaries"] = {"queue": await self.summaries.store.summary_counts(), "error": self.summaries.error}
         return out

@@ -10,9 +10,11 @@
 4. Offer only the tools the caller may use and the profile allows; the agent's own tools are never
    offered (no recursion). Each call goes through ``Catalog.call_tool`` with the caller's context,
    so validation, roles, timeouts, the audit and relaying apply as for a host's call.
-5. Guards: ``max_rounds``; three identical tool results in a row end the run; a tool that is
-   destructive or matches ``confirm`` needs the person's yes through the host (elicitation), and is
-   refused when the host cannot ask; a tool result is cut to ``max_tool_result_tokens``.
+5. Guards: ``max_rounds``; three identical tool results in a row end the run; arguments that fail the
+   tool's schema go back to the model naming each field, and after ``MAX_CORRECTIONS`` failed
+   corrections the person is asked for them, or the run stops with ``needs_input``; a tool that is
+   destructive or matches ``confirm`` needs the person's yes through the host (``questions.py``), and
+   is refused when the host cannot ask; a tool result is cut to ``max_tool_result_tokens``.
 6. Every message (task, assistant turns with their tool calls, tool results, answer) is appended to
    the session with the run id, also when the run fails or is cancelled; memory extraction then
    picks them up from its queue.
@@ -33,6 +35,9 @@ import mcp.types as types
 from hermes_hub.agent.context import Budget, build_request
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
+from hermes_hub.agent.providers.sampling import SamplingProvider
+from hermes_hub.agent.questions import ask_arguments, confirm
+from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.audit import DEFAULT_MASKER
 from hermes_hub.call import CallContext
@@ -43,6 +48,7 @@ from hermes_hub.storage.records import RunRecord, utcnow
 
 log = logging.getLogger("hermes_hub.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
+MAX_CORRECTIONS = 2  # invalid-argument calls of one tool the model may correct before the person is asked
 CHARS_PER_TOKEN = 4
 STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error")
 
@@ -66,6 +72,7 @@ class RunResult:
     input_tokens: int = 0
     output_tokens: int = 0
     trace: list[dict[str, Any]] = field(default_factory=list)  # every budget decision, model request, tool call
+    invalid: dict[str, int] = field(default_factory=dict)  # tool -> invalid-argument calls in a row
     started: float = field(default_factory=time.perf_counter)
 
     def event(self, kind: str, **fields: Any) -> None:
@@ -81,8 +88,9 @@ class RunResult:
 
 class Agent:
     def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider,
-                 *, own_tools: str) -> None:
+                 *, own_tools: str, summaries: Summarizer | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
+        self.summaries = summaries  # folds what slid out of the window into the session's summary
         self.own_tools = own_tools  # public-name prefix of the agent's own tools, never offered to it
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
@@ -92,12 +100,13 @@ class Agent:
         else:
             await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
+        model = self.model.for_host(ctx.host) if isinstance(self.model, SamplingProvider) else self.model
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
         async with self.sessions.lock(uid, session_id) as lease:
             transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
             try:
-                await self._rounds(task, profile, ctx, run, transcript)
+                await self._rounds(task, profile, ctx, run, transcript, model)
             except anyio.get_cancelled_exc_class():
                 run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
                 raise
@@ -109,6 +118,7 @@ class Agent:
                         m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
                     await self.sessions.append_many(uid, session_id, transcript, lease=lease)
                     await self._keep(run, profile, task, uid, started_at)
+                    await self._fold_later(uid, session_id, profile)
         return run
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
@@ -120,8 +130,17 @@ class Agent:
         except Exception:  # noqa: BLE001
             log.exception("could not store the trace of run %s", run.run_id)
 
+    async def _fold_later(self, user_id: str, session_id: str, profile: Profile) -> None:
+        if self.summaries is None:
+            return
+        try:
+            count = (await self.sessions.get(user_id, session_id)).message_count
+            await self.summaries.request(user_id, session_id, message_count=count, window=profile.window)
+        except Exception:  # noqa: BLE001 - a summary is help for later runs, never a reason to fail this one
+            log.exception("could not ask for a summary of session %s", session_id)
+
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
-                      transcript: list[dict[str, Any]]) -> None:
+                      transcript: list[dict[str, Any]], model: Provider) -> None:
         uid = ctx.caller.user_id
         memories = await self._recall(uid, task)
         session = await self.sessions.get(uid, run.session_id)
@@ -143,13 +162,13 @@ class Agent:
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
             asked = time.perf_counter()
             try:
-                reply = await self.model.complete(messages, system=system, tools=specs)
+                reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
-                run.event("request", round=round_no, provider=self.model.name, error=str(e),
+                run.event("request", round=round_no, provider=model.name, error=str(e),
                           seconds=round(time.perf_counter() - asked, 4))
                 run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
                 return
-            run.event("request", round=round_no, provider=self.model.name, model=reply.model,
+            run.event("request", round=round_no, provider=model.name, model=reply.model,
                       input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
                       seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
                       tool_calls=len(reply.tool_calls))
@@ -166,7 +185,8 @@ class Agent:
             for call in reply.tool_calls:
                 await _progress(ctx, round_no, profile.max_rounds,
                                 f"round {round_no}/{profile.max_rounds}: calling {call.name}")
-                text, is_error, refused = await self._call(call, by_name, profile, ctx, run)
+                text, is_error, outcome = await self._call(call, by_name, profile, ctx, run)
+                refused = outcome == "declined"
                 declined = declined or refused
                 origin = (by_name[call.name].meta or {}).get(ORIGIN_META, {}) if call.name in by_name else {}
                 run.event("tool", round=round_no, name=call.name, server=origin.get("server"),
@@ -176,6 +196,9 @@ class Agent:
                 messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
                 transcript.append({"role": "tool", "content": text, "tool_call_id": call.id})
                 results.append(text)
+                if outcome == "needs_input":
+                    run.stop_reason, run.answer = "needs_input", text
+                    return
             if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
                 run.stop_reason = "repeated_results"
                 run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "
@@ -196,25 +219,49 @@ class Agent:
         return [i.text for i in items]
 
     async def _call(self, call: ToolCall, offered: dict[str, types.Tool], profile: Profile, ctx: CallContext,
-                    run: RunResult) -> tuple[str, bool, bool]:
-        """Run one tool call for the model: (text for the model, is_error, declined by the person)."""
+                    run: RunResult) -> tuple[str, bool, str]:
+        """Run one tool call for the model: (text for the model, is_error, outcome), the outcome being
+        ``ok``, ``declined`` (by the person) or ``needs_input`` (the run stops to ask the person)."""
         start = time.perf_counter()
         tool = offered.get(call.name)
-        declined = False
+        outcome = "ok"
         if tool is None:
             text, is_error = (f"Unknown tool '{call.name}': use only the tools you were given.", True)
         elif not isinstance(call.arguments, dict) or "_unparsed_arguments" in call.arguments:
             text, is_error = ("Your arguments were not a JSON object; call the tool again with valid JSON.", True)
+        elif problems := self.catalog.argument_problems(call.name, call.arguments):
+            text, is_error, outcome = await self._correct(call, tool, problems, ctx, profile, run)
         else:
+            run.invalid.pop(call.name, None)
             destructive = bool(tool.annotations and tool.annotations.destructive_hint)
-            verdict = await _confirm(ctx, call, tool) if profile.needs_confirmation(call.name, destructive) else None
+            verdict = await confirm(ctx, call) if profile.needs_confirmation(call.name, destructive) else None
             if verdict is not None:
-                text, is_error, declined = verdict, True, verdict.startswith("The person declined")
+                text, is_error = verdict, True
+                outcome = "declined" if verdict.startswith("The person declined") else "ok"
             else:
                 text, is_error = await self._forward(call, ctx, profile)
         run.tool_calls.append(CallRecord(call.name, call.arguments if isinstance(call.arguments, dict) else {},
                                          is_error, time.perf_counter() - start))
-        return text, is_error, declined
+        return text, is_error, outcome
+
+    async def _correct(self, call: ToolCall, tool: types.Tool, problems: list[str], ctx: CallContext,
+                       profile: Profile, run: RunResult) -> tuple[str, bool, str]:
+        """Arguments that fail the tool's schema: the model gets ``MAX_CORRECTIONS`` tries to fix them,
+        then the person is asked for them (elicitation), else the run stops with ``needs_input``."""
+        failed = run.invalid[call.name] = run.invalid.get(call.name, 0) + 1
+        if failed <= MAX_CORRECTIONS:
+            listing = "\n".join(f"- {p}" for p in problems)
+            return (f"Invalid arguments for tool '{call.name}':\n{listing}\nFix these and call the tool again "
+                    f"(correction {failed} of {MAX_CORRECTIONS}).", True, "ok")
+        given = await ask_arguments(ctx, call, tool, problems, MAX_CORRECTIONS)
+        if isinstance(given, str):
+            return given, True, "needs_input"
+        run.invalid.pop(call.name, None)
+        if still := self.catalog.argument_problems(call.name, given):
+            return (f"The values given for {call.name} are still not valid ({'; '.join(still)}); the run stopped.",
+                    True, "needs_input")
+        text, is_error = await self._forward(ToolCall(call.id, call.name, given), ctx, profile)
+        return text, is_error, "ok"
 
     async def _forward(self, call: ToolCall, ctx: CallContext, profile: Profile) -> tuple[str, bool]:
         try:
@@ -224,25 +271,6 @@ class Agent:
         if isinstance(result, types.InputRequiredResult):
             return ("The tool asked a question this run cannot pass on; tell the user to call it directly.", True)
         return _text(result, profile.max_tool_result_tokens * CHARS_PER_TOKEN), bool(result.is_error)
-
-
-async def _confirm(ctx: CallContext, call: ToolCall, tool: types.Tool) -> str | None:
-    """None when the person said yes; otherwise what the model is told."""
-    if ctx.host.elicit is None:
-        return (f"Refused: '{call.name}' needs the person's confirmation, and their host cannot ask "
-                f"({ctx.host.why_not}). Tell the user what you wanted to do instead.")
-    question = types.ElicitRequestFormParams(
-        message=f"The assistant wants to call {call.name} with {json.dumps(call.arguments, ensure_ascii=False)[:500]}."
-                f" Allow it?",
-        requested_schema={"type": "object", "properties": {"allow": {"type": "boolean", "title": "Allow"}},
-                          "required": ["allow"]})
-    try:
-        answer = await ctx.host.elicit(question)
-    except Exception as e:  # noqa: BLE001 - a host that fails to ask counts as no
-        return f"Refused: asking the person for confirmation failed ({e}); do not retry it."
-    if answer.action == "accept" and (answer.content or {}).get("allow") is True:
-        return None
-    return f"The person declined the call to '{call.name}'; do not retry it. Go on without it or stop."
 
 
 def _text(result: types.CallToolResult, limit: int) -> str:

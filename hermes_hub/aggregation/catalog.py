@@ -205,6 +205,11 @@ class Catalog:
         dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in self._tool_list]
         return len(json.dumps(dumped)) // 4
 
+    def argument_problems(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        """What ``arguments`` lack for tool ``name`` by its schema (empty: fine, or no such tool)."""
+        entry = self.tools.get(name)
+        return entry.check.problems(arguments) if entry else []
+
     def input_schema(self, name: str) -> dict[str, Any] | None:
         entry = self.tools.get(name)
         return entry.item.input_schema if entry else None

@@ -12,9 +12,10 @@ import mcp.types as types
 
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import resolve
-from hermes_hub.builtins.source import BuiltinTemplate, BuiltinTool, json_result
+from hermes_hub.builtins.source import BuiltinPrompt, BuiltinPrompts, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.config import HubConfig
+from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.errors import HubError
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import RunRecord
@@ -46,8 +47,16 @@ def run_trace(r: RunRecord) -> dict[str, Any]:
 
 
 def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig],
-                get_store: Callable[[], Awaitable[Store]]) -> list[BuiltinTool | BuiltinTemplate]:
-    async def run(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
+                get_store: Callable[[], Awaitable[Store]], bridge: Bridge,
+                ) -> list[BuiltinTool | BuiltinTemplate | BuiltinPrompts]:
+    async def run(args: dict[str, Any], ctx: CallContext) -> Any:
+        # A 2026-07-28 host cannot be sent a request mid-call; the bridge parks the run and turns each
+        # question (a confirmation, a sampling request) into an input-required round the host's retry answers.
+        if ctx.rounds is not None and (bridge.owns(ctx.rounds) or ctx.host.in_rounds):
+            return await bridge.call(ctx, lambda parked: run_now(args, parked))
+        return await run_now(args, ctx)
+
+    async def run_now(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
         try:
             profile = resolve(get_config(), args.get("profile", "default"))
             result = await get_agent().run(args["task"], profile, ctx, session_id=args.get("session_id"))
@@ -115,4 +124,32 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                                                mime_type="application/json",
                                                description="What one of your agent runs did, round by round"),
                         trace_text),
+        BuiltinPrompts(lambda: profile_prompts(get_config())),
     ]
+
+
+def profile_prompts(config: HubConfig) -> list[BuiltinPrompt]:
+    """``agent_<profile>`` for every profile (``default`` included) once a model is configured: picking one
+    in a host's prompt menu asks the host's model to hand the task to that profile."""
+    if config.agent.provider is None:
+        return []
+    run_tool = f"{config.hub.prefix}{config.hub.separator}agent_run" if config.hub.prefix else "agent_run"
+    return [_profile_prompt(config, name, run_tool) for name in sorted({"default", *config.agents})]
+
+
+def _profile_prompt(config: HubConfig, name: str, run_tool: str) -> BuiltinPrompt:
+    instructions = resolve(config, name).instructions.strip()
+    description = f"Hand a task to the hub's agent ({name} profile): {instructions.splitlines()[0]}"[:300]
+
+    async def render(args: dict[str, str], ctx: CallContext) -> types.GetPromptResult:
+        call = {"task": args["task"], "profile": name, **({"session_id": args["session_id"]}
+                                                          if args.get("session_id") else {})}
+        text = (f"Call the tool {run_tool} with these arguments and give me its answer; its stop_reason says "
+                f"whether the task was finished:\n{json.dumps(call, ensure_ascii=False, indent=2)}")
+        return types.GetPromptResult(description=description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+
+    return BuiltinPrompt(types.Prompt(name=f"agent_{name}", title=f"Agent: {name}", description=description, arguments=[
+        types.PromptArgument(name="task", description="What the agent should do", required=True),
+        types.PromptArgument(name="session_id", description="Continue this session (optional)", required=False),
+    ]), render)

@@ -11,9 +11,10 @@ from typing import Any
 import mcp.types as types
 
 from hermes_hub.call import CallContext, require
-from hermes_hub.errors import UnknownName
+from hermes_hub.errors import InvalidInput, UnknownName
 
 ToolHandler = Callable[[dict[str, Any], CallContext], Awaitable[types.CallToolResult]]
+PromptRenderer = Callable[[dict[str, str], CallContext], Awaitable[types.GetPromptResult]]
 ResourceReader = Callable[[CallContext], Awaitable[str]]
 TemplateReader = Callable[[dict[str, str], CallContext], Awaitable[str]]
 
@@ -44,27 +45,49 @@ class BuiltinTemplate:
         return m.groupdict() if m else None
 
 
+@dataclass(frozen=True)
+class BuiltinPrompt:
+    prompt: types.Prompt
+    render: PromptRenderer
+
+
+@dataclass(frozen=True)
+class BuiltinPrompts:
+    """Prompts that follow the config (e.g. one per agent profile): ``current()`` is asked at every listing."""
+
+    current: Callable[[], list[BuiltinPrompt]]
+
+
 class Builtins:
     """Always READY; exposes whatever tools and resources were registered."""
 
     name = "hermes"
     ready = True
-    prompts: list[types.Prompt] = []
     error = None
 
     def __init__(self) -> None:
         self._tools: dict[str, BuiltinTool] = {}
         self._resources: dict[str, BuiltinResource] = {}
         self._templates: list[BuiltinTemplate] = []
+        self._prompts: list[BuiltinPrompts] = []
 
-    def add(self, *items: BuiltinTool | BuiltinResource | BuiltinTemplate) -> None:
+    def add(self, *items: BuiltinTool | BuiltinResource | BuiltinTemplate | BuiltinPrompts) -> None:
         for item in items:
             if isinstance(item, BuiltinTool):
                 self._tools[item.tool.name] = item
             elif isinstance(item, BuiltinResource):
                 self._resources[item.resource.uri] = item
+            elif isinstance(item, BuiltinPrompts):
+                self._prompts.append(item)
             else:
                 self._templates.append(item)
+
+    def _current_prompts(self) -> dict[str, BuiltinPrompt]:
+        return {p.prompt.name: p for group in self._prompts for p in group.current()}
+
+    @property
+    def prompts(self) -> list[types.Prompt]:
+        return [p.prompt for p in self._current_prompts().values()]
 
     @property
     def templates(self) -> list[types.ResourceTemplate]:
@@ -115,7 +138,14 @@ class Builtins:
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext,
                          ) -> types.GetPromptResult:
-        raise UnknownName("prompt", name)
+        require(ctx)
+        found = self._current_prompts().get(name)
+        if found is None:
+            raise UnknownName("prompt", name)
+        missing = [a.name for a in found.prompt.arguments or [] if a.required and not (arguments or {}).get(a.name)]
+        if missing:
+            raise InvalidInput(f"prompt '{name}' needs the argument(s) {', '.join(missing)}")
+        return await found.render(arguments or {}, ctx)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
                        ctx: CallContext) -> types.CompleteResult:

@@ -20,20 +20,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import anyio
-
 from hermes_hub.agent.providers import Message, Provider, ProviderError
 from hermes_hub.memory import model, timeparse
 from hermes_hub.memory.recall import RecallQuery
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import ExtractionJob, MemoryEvent, MemoryRecord, utcnow
+from hermes_hub.worker import QueueWorker, while_held
 
 log = logging.getLogger("hermes_hub.memory")
 
 LEASE = 30.0  # seconds a job stays held without a heartbeat (a crashed worker's job is taken over after this)
 CONTEXT = 6  # earlier messages of the session shown for context
 SIMILAR = 8  # existing memories shown to the judge
-IDLE_POLL = 2.0
 MAX_ATTEMPTS = 6
 MAX_CHARS = 12_000  # of conversation text per model call
 
@@ -74,30 +72,16 @@ class Outcome:
                 "dropped": self.dropped}
 
 
-class Extractor:
+class Extractor(QueueWorker):
+    name = "memory extraction"
+
     def __init__(self, store: Store, provider: Provider, recall: Any, *, min_confidence: float = 0.6) -> None:
+        super().__init__()
         self.store = store
         self.provider = provider
         self.recall = recall  # Memories.recall: (user_id, RecallQuery) -> items
         self.min_confidence = min_confidence
         self.owner = "extractor-" + secrets.token_hex(4)
-        self.error: str | None = None
-        self._wake = anyio.Event()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def run(self) -> None:
-        while True:
-            try:
-                busy = await self.step()
-            except Exception:  # noqa: BLE001 - a failed step is retried; the job stays in the queue
-                log.exception("memory extraction step failed")
-                busy = False
-            if not busy:
-                with anyio.move_on_after(IDLE_POLL):
-                    await self._wake.wait()
-                self._wake = anyio.Event()
 
     async def step(self) -> bool:
         """Schedule new messages, then judge one job; False when there was nothing to do."""
@@ -105,16 +89,10 @@ class Extractor:
         job = await self.store.claim_extraction(self.owner, lease=LEASE)
         if job is None:
             return scheduled > 0
-        judged: list[Any] = []
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._heartbeat, job)  # the lease holds while the model thinks
-            try:
-                judged.append(await self._judge(job))
-            except (ProviderError, ValueError) as e:
-                judged.append(e)
-            tg.cancel_scope.cancel()
-        if isinstance(judged[0], Exception):
-            e = judged[0]
+        try:  # the lease holds while the model thinks
+            writes, events, outcome = await while_held(
+                lambda: self.store.renew_extraction(job.id, self.owner, lease=LEASE), LEASE, lambda: self._judge(job))
+        except (ProviderError, ValueError) as e:
             retry = job.attempts < MAX_ATTEMPTS  # even a refused key: the operator may fix it meanwhile
             self.error = str(e)
             log.warning("memory extraction of session %s failed (attempt %d): %s", job.session_id, job.attempts, e)
@@ -122,20 +100,9 @@ class Extractor:
                                              retry_in=min(3600.0, 15.0 * 2 ** job.attempts) if retry else None)
             return True
         self.error = None
-        writes, events, outcome = judged[0]
         if not await self.store.finish_extraction(job.id, self.owner, writes, events, outcome.summary()):
             log.warning("memory extraction job %d was taken over before it finished; its result is discarded", job.id)
         return True
-
-    async def _heartbeat(self, job: ExtractionJob) -> None:
-        while True:
-            await anyio.sleep(LEASE / 3)
-            await self.store.renew_extraction(job.id, self.owner, lease=LEASE)
-
-    async def drain(self) -> None:
-        """Judge everything waiting now (tests, benchmarks)."""
-        while await self.step():
-            pass
 
     async def _judge(self, job: ExtractionJob) -> tuple[list[Any], list[MemoryEvent], Outcome]:
         rows = await self.store.extraction_messages(job, context=CONTEXT)

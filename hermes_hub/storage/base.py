@@ -33,6 +33,7 @@ from hermes_hub.storage.records import (
     RunRecord,
     SearchHit,
     SessionRecord,
+    SummaryJob,
     TokenRecord,
 )
 
@@ -226,6 +227,27 @@ class ExtractionQueue(Protocol):
     async def extraction_counts(self) -> dict[str, int]: ...
 
 
+class SummaryQueue(Protocol):
+    """Durable requests to fold a session's older messages into its stored summary (one job per session)."""
+
+    async def request_summary(self, user_id: str, session_id: str, upto_seq: int, *, min_new: int = 1) -> bool:
+        """Ask for messages up to ``upto_seq`` to be folded in (raising an open request's bound); False when
+        fewer than ``min_new`` of them are outside the summary, or the session is not ``user_id``'s."""
+
+    async def claim_summary(self, owner: str, *, lease: float) -> SummaryJob | None:
+        """The oldest ready job (or one whose holder's lease ran out), now held by ``owner``."""
+
+    async def renew_summary(self, session_id: str, owner: str, *, lease: float) -> bool: ...
+
+    async def finish_summary(self, session_id: str, owner: str, summary: str) -> bool:
+        """Store ``summary`` as covering the claimed messages and close the job (or re-open it when more
+        was asked meanwhile), in one transaction; False, writing nothing, if ``owner`` lost the job."""
+
+    async def fail_summary(self, session_id: str, owner: str, error: str, *, retry_in: float | None) -> None: ...
+
+    async def summary_counts(self) -> dict[str, int]: ...
+
+
 class RunStore(Protocol):
     """Agent runs and their traces; another user's run id raises the ``NotFound`` of a missing one."""
 
@@ -241,7 +263,7 @@ class RunStore(Protocol):
 
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, MemoryStore, ExtractionQueue,
-            RunStore, Protocol):
+            SummaryQueue, RunStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -256,6 +256,29 @@ def m009_agent_runs(db: Connection) -> None:
     db.execute("ALTER TABLE audit ADD COLUMN run_id TEXT")
 
 
+def m010_summary_jobs(db: Connection) -> None:
+    # Durable queue of session summaries: at most one job per session, asking that its messages up to
+    # ``upto_seq`` be folded into ``sessions.summary``. The summary, ``sessions.summary_upto`` and the
+    # job's "done" are written in one transaction by the lease holder, so each fold happens once.
+    db.execute("ALTER TABLE sessions ADD COLUMN summary_upto INTEGER NOT NULL DEFAULT 0")
+    db.execute("""
+        CREATE TABLE summary_jobs (
+            session_id    TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            user_id       TEXT NOT NULL,
+            upto_seq      INTEGER NOT NULL,    -- fold the messages up to this seq into the summary
+            claimed_upto  INTEGER,             -- what the current holder is folding
+            state         TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'running', 'done', 'failed')),
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            owner         TEXT,
+            claimed_until REAL,
+            not_before    REAL NOT NULL DEFAULT 0,
+            created_at    REAL NOT NULL,
+            done_at       REAL,
+            error         TEXT
+        )""")
+    db.execute("CREATE INDEX summary_jobs_ready ON summary_jobs (state, not_before)")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -266,6 +289,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m007_memory,
     m008_extraction_jobs,
     m009_agent_runs,
+    m010_summary_jobs,
 ]
 
 

@@ -152,6 +152,18 @@ class ExtractionJob:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryJob:
+    """A session whose older messages (``summary_upto`` < seq <= ``upto_seq``) wait to be folded into its summary."""
+
+    session_id: str
+    user_id: str
+    upto_seq: int
+    summary_upto: int  # what the stored summary already covers
+    summary: str
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """One agent run: what was asked, how it ended, and its trace (a list of events)."""
 

@@ -105,9 +105,10 @@ def _log_route(ctx: Ctx) -> LogRoute | None:
 
 def _host_channel(ctx: Ctx) -> HostChannel:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id)
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        rounds = tuple(kind for kind, cap in (("elicitation", caps.elicitation), ("sampling", caps.sampling)) if cap)
+        return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id, in_rounds=rounds)
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
     async def elicit(params: types.ElicitRequestParams) -> types.ElicitResult:

@@ -34,7 +34,7 @@ def test_the_api_key_expands_from_the_environment_and_never_shows_in_the_config_
 @pytest.mark.parametrize("agent, problem", [
     ({"provider": "scripted"}, "agent.script: provider 'scripted' needs 'script'"),
     ({"provider": "anthropic"}, "agent.model: provider 'anthropic' needs 'model', e.g. \"claude-sonnet-4-5\""),
-    ({"provider": "gemini"}, "agent.provider: Input should be 'anthropic', 'openai' or 'scripted'"),
+    ({"provider": "gemini"}, "agent.provider: Input should be 'anthropic', 'openai', 'sampling' or 'scripted'"),
     ({"provider": "openai", "model": "m", "timout": 5}, "agent.timout: unknown key; did you mean 'timeout'?"),
     ({"provider": "openai", "model": "m", "max_retries": -1}, "agent.max_retries: Input should be greater"),
 ])

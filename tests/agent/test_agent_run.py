@@ -106,9 +106,10 @@ async def test_a_tool_the_caller_may_not_use_is_never_offered_nor_called_for_the
     assert admin["tool_calls"][0]["is_error"] is False
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # pushed elicitation, or input-required rounds
 @pytest.mark.parametrize("allow, answer, stop", [(True, "Done: deleted.", "answered"),
                                                   (False, "OK, I left it alone.", "declined")])
-async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_yes(tmp_path, allow, answer, stop):
+async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_yes(tmp_path, allow, answer, stop, mode):
     asked: list[str] = []
 
     async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -117,9 +118,10 @@ async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_ye
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit) as host:
             out = (await run(host, "delete it", profile="careful")).structured_content
     assert (out["answer"], out["stop_reason"]) == (answer, stop)
+    assert hub.agent_bridge._pending == {}  # nothing left parked
     assert asked == ['The assistant wants to call toy_echo with {"text": "deleted"}. Allow it?']
 
 
@@ -168,8 +170,23 @@ async def test_a_cancelled_run_stops_its_tool_call_keeps_the_session_consistent_
         assert await hub.wait_settled(30)
         async with Client(hub.server, mode="legacy") as host:
             sid = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
-            with anyio.move_on_after(2):  # the host gives up: the SDK sends notifications/cancelled
-                await host.call_tool("hermes_agent_run", {"task": "take your time", "session_id": sid})
+            calling = anyio.Event()
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                if "calling toy_sleep" in (message or ""):
+                    calling.set()
+
+            async def give_up_once_the_tool_runs(scope: anyio.CancelScope) -> None:
+                with anyio.fail_after(30):
+                    await calling.wait()
+                await anyio.sleep(1)  # the call is forwarded within this; then the host gives up
+                scope.cancel()
+
+            async with anyio.create_task_group() as tg:  # the host gives up: the SDK sends notifications/cancelled
+                with anyio.CancelScope() as scope:
+                    tg.start_soon(give_up_once_the_tool_runs, scope)
+                    await host.call_tool("hermes_agent_run", {"task": "take your time", "session_id": sid},
+                                         progress_callback=on_progress)
             with anyio.fail_after(30):
                 while True:  # the run ends promptly, writes what it did and lets go of the session
                     history = (await host.call_tool("hermes_session_history", {"session_id": sid})
@@ -243,3 +260,90 @@ async def test_hermes_hub_traces_lists_runs_and_shows_one_round_by_round(tmp_pat
     assert [line.split()[1] for line in lines[1:-1]] == ["budget", "request", "tool", "request"]
     assert lines[-1] == "answer: The tool said hello."
     assert missing.returncode == 1 and "run 'run_nothing' not found" in missing.stderr
+
+
+async def test_each_profile_is_a_prompt_that_hands_its_task_to_the_agent_and_follows_the_config(tmp_path):
+    cfg = write_hub(tmp_path)
+    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        listed = {p.name: p for p in (await host.list_prompts()).prompts}
+        got = await host.get_prompt("hermes_agent_careful", {"task": "tidy my notes", "session_id": "ses_1"})
+        with pytest.raises(Exception) as missing:
+            await host.get_prompt("hermes_agent_careful", {})
+        from hermes_hub.config import load_config
+
+        data = json.loads((tmp_path / "hub.json").read_text())
+        data["agents"]["planner"] = {"instructions": "You plan my week.\nDone when every day has a plan."}
+        (tmp_path / "hub.json").write_text(json.dumps(data))
+        await hub.reload(load_config(cfg))
+        after = {p.name: p for p in (await host.list_prompts()).prompts}
+    assert {"hermes_agent_default", "hermes_agent_careful"} <= set(listed)
+    assert [a.name for a in listed["hermes_agent_careful"].arguments] == ["task", "session_id"]
+    assert listed["hermes_agent_careful"].description.endswith("(careful profile): Ask before acting.")
+    text = got.messages[0].content.text
+    assert "hermes_agent_run" in text
+    assert json.loads(text[text.index("{"):]) == {"task": "tidy my notes", "profile": "careful", "session_id": "ses_1"}
+    assert "needs the argument(s) task" in str(missing.value)
+    assert after["hermes_agent_planner"].description.endswith("(planner profile): You plan my week.")
+
+
+async def test_without_a_model_no_profile_prompts_are_offered(tmp_path):
+    cfg = tmp_path / "hub.json"
+    cfg.write_text(json.dumps({"mcpServers": {"toy": toy()}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}}))
+    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+        names = [p.name for p in (await host.list_prompts()).prompts]
+    assert not [n for n in names if n.startswith("hermes_agent_")]
+
+
+BAD_ARGUMENTS = [
+    {"when": "echo badly", "tool_calls": [{"name": "toy_echo", "arguments": {}}]},
+    {"when": "Invalid arguments for tool 'toy_echo'", "tool_calls": [{"name": "toy_echo", "arguments": {"txt": "x"}}]},
+    {"when": "^from the person$", "text": "Echoed what you gave."},
+]
+
+
+async def test_invalid_arguments_go_back_to_the_model_naming_the_field_and_a_fix_runs_the_tool(tmp_path):
+    rules = [{"when": "echo badly", "tool_calls": [{"name": "toy_echo", "arguments": {"txt": "x"}}]},
+             {"when": "Invalid arguments for tool 'toy_echo'", "tool_calls": [ECHO]},
+             {"when": "^hello$", "text": "Fixed it."}]
+    async with Hub.from_file(write_hub(tmp_path, rules)) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        out = (await run(host, "echo badly")).structured_content
+        history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
+                   ).structured_content["messages"]
+    assert (out["answer"], out["stop_reason"]) == ("Fixed it.", "answered")
+    feedback = history[2]["content"]
+    assert feedback.startswith("Invalid arguments for tool 'toy_echo':") and "text" in feedback
+    assert feedback.endswith("(correction 1 of 2).")
+
+
+async def test_after_two_failed_corrections_the_person_is_asked_for_the_arguments(tmp_path):
+    asked: list[dict] = []
+
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append({"message": params.message, "schema": params.requested_schema})
+        return types.ElicitResult(action="accept", content={"text": "from the person"})
+
+    async with Hub.from_file(write_hub(tmp_path, BAD_ARGUMENTS)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+            out = (await run(host, "echo badly")).structured_content
+    assert (out["answer"], out["stop_reason"], out["rounds"]) == ("Echoed what you gave.", "answered", 4)
+    assert [c["is_error"] for c in out["tool_calls"]] == [True, True, False]
+    assert len(asked) == 1 and asked[0]["message"].startswith("The assistant could not get the arguments of toy_echo")
+    assert asked[0]["schema"]["required"] == ["text"] and asked[0]["schema"]["properties"]["text"]["type"] == "string"
+
+
+@pytest.mark.parametrize("mode, answer", [("2026-07-28", None), ("legacy", "decline")])
+async def test_arguments_nobody_can_fix_stop_the_run_with_needs_input(tmp_path, mode, answer):
+    async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action=answer)
+
+    async with Hub.from_file(write_hub(tmp_path, BAD_ARGUMENTS)) as hub:
+        assert await hub.wait_settled(30)
+        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit if answer else None) as host:
+            out = (await run(host, "echo badly")).structured_content
+            audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
+    assert (out["stop_reason"], out["rounds"]) == ("needs_input", 3)
+    assert out["answer"].startswith("I need your help: after 2 corrections I still could not call toy_echo")
+    assert audit["calls"] == []  # an invalid call never reaches the server

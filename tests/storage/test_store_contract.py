@@ -278,3 +278,45 @@ async def test_appending_an_older_message_never_moves_the_session_back_in_time(s
     rows = await store.append_messages("alice", sid, [msg("now"), old])
     assert [r.seq for r in rows] == [1, 2] and rows[1].created_at == before - timedelta(days=365)
     assert (await store.get_session("alice", sid)).updated_at >= before
+
+
+async def test_a_summary_request_is_claimed_once_and_folds_exactly_what_was_claimed(store: Store):
+    sid = await new_session(store)
+    await store.append_messages("alice", sid, [msg(f"m{i}") for i in range(6)])
+    assert not await store.request_summary("bob", sid, 4)  # not bob's session: nothing is queued
+    assert not await store.request_summary("alice", sid, 4, min_new=5)  # too little to fold yet
+    assert await store.request_summary("alice", sid, 4)
+    job = await store.claim_summary("w1", lease=30)
+    assert (job.session_id, job.user_id, job.upto_seq, job.summary_upto, job.summary) == (sid, "alice", 4, 0, "")
+    assert await store.claim_summary("w2", lease=30) is None  # held: a second worker gets nothing
+    assert await store.request_summary("alice", sid, 5)  # more asked while the first fold runs
+    assert not await store.finish_summary(sid, "w2", "not mine")
+    assert await store.finish_summary(sid, "w1", "Summary up to 4")
+    got = await store.get_session("alice", sid)
+    assert got.summary == "Summary up to 4"
+    again = await store.claim_summary("w2", lease=30)  # the job re-opened for what was asked meanwhile
+    assert (again.upto_seq, again.summary_upto, again.summary) == (5, 4, "Summary up to 4")
+    assert await store.finish_summary(sid, "w2", "Summary up to 5")
+    assert await store.claim_summary("w3", lease=30) is None
+    assert not await store.request_summary("alice", sid, 5)  # already covered
+    assert (await store.summary_counts()).get("done") == 1
+
+
+async def test_a_summary_job_whose_holder_died_is_taken_over_and_the_old_holder_writes_nothing(store: Store):
+    sid = await new_session(store)
+    await store.append_messages("alice", sid, [msg("a"), msg("b")])
+    await store.request_summary("alice", sid, 2)
+    assert await store.claim_summary("dead", lease=0.01)
+    with anyio.fail_after(5):
+        while (job := await store.claim_summary("alive", lease=30)) is None:
+            await anyio.sleep(0.02)
+    assert job.attempts == 2
+    assert not await store.renew_summary(sid, "dead", lease=30)
+    assert not await store.finish_summary(sid, "dead", "stale")
+    await store.fail_summary(sid, "alive", "model down", retry_in=0)
+    job = await store.claim_summary("alive", lease=30)
+    assert job is not None and job.attempts == 3
+    await store.fail_summary(sid, "alive", "model down for good", retry_in=None)
+    assert await store.claim_summary("alive", lease=30) is None
+    assert (await store.get_session("alice", sid)).summary == ""
+    assert (await store.summary_counts()).get("failed") == 1

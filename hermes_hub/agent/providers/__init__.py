@@ -42,8 +42,13 @@ def make_provider(cfg: AgentSection) -> Provider:
         from hermes_hub.agent.providers.openai import OpenAIProvider
 
         return OpenAIProvider(cfg)
+    if cfg.provider == "sampling":  # bound to each call's host by the agent loop (``for_host``)
+        from hermes_hub.agent.providers.sampling import SamplingProvider
+        from hermes_hub.call import NO_HOST
+
+        return SamplingProvider(NO_HOST, model_hint=cfg.model)
     if cfg.provider == "scripted":
         from hermes_hub.agent.providers.scripted import ScriptedProvider
 
         return ScriptedProvider(cfg.script_path, cfg.script)  # type: ignore[arg-type]  # problems() saw a script
-    raise ProviderError("no model is configured; set agent.provider in hub.json (anthropic, openai or scripted)")
+    raise ProviderError("no model is configured; set agent.provider in hub.json (anthropic, openai, sampling or scripted)")

@@ -1,0 +1,74 @@
+"""A loop that works through a durable queue in the store (memory extraction, session summaries).
+
+    class Summarizer(QueueWorker):
+        async def step(self) -> bool: ...   # claim one job, do it, finish it; False when idle
+
+``run()`` steps until the queue is empty, then sleeps until ``wake()`` or ``IDLE_POLL`` seconds (a
+job scheduled by another process is picked up within that). A failed step is logged and retried: the
+job stays in the queue, so nothing acknowledged is lost. ``while_held`` keeps a job's lease alive
+while slow work (a model call) runs, so a live worker's job is never taken over.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+T = TypeVar("T")
+IDLE_POLL = 2.0
+
+
+class QueueWorker:
+    name = "queue"
+
+    def __init__(self) -> None:
+        self.error: str | None = None  # the last failure, for status; None once a job succeeds
+        self._wake = anyio.Event()
+
+    async def step(self) -> bool:
+        raise NotImplementedError
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                busy = await self.step()
+            except Exception:  # noqa: BLE001 - the job stays queued and is tried again
+                logging.getLogger("hermes_hub.worker").exception("%s step failed", self.name)
+                busy = False
+            if not busy:
+                with anyio.move_on_after(IDLE_POLL):
+                    await self._wake.wait()
+                self._wake = anyio.Event()
+
+    async def drain(self) -> None:
+        """Do everything waiting now (tests, benchmarks)."""
+        while await self.step():
+            pass
+
+
+async def while_held(renew: Callable[[], Awaitable[bool]], lease: float, work: Callable[[], Awaitable[T]]) -> T:
+    """``await work()`` while renewing a lease of ``lease`` seconds every third of it."""
+    async def beat() -> None:
+        while True:
+            await anyio.sleep(lease / 3)
+            await renew()
+
+    outcome: list[tuple[bool, object]] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(beat)
+        try:
+            outcome.append((True, await work()))
+        except Exception as e:  # noqa: BLE001 - re-raised below, outside the task group
+            outcome.append((False, e))
+        finally:
+            tg.cancel_scope.cancel()
+    ok, value = outcome[0]
+    if not ok:
+        raise value  # type: ignore[misc]
+    return value  # type: ignore[return-value]
