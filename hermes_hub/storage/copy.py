@@ -19,7 +19,8 @@ from hermes_hub.storage.base import Store
 BATCH = 2000
 # (table, key, columns) in an order that satisfies the foreign keys
 TABLES: list[tuple[str, str, tuple[str, ...]]] = [
-    ("sessions", "id", ("id", "user_id", "title", "summary", "created_at", "updated_at", "message_count")),
+    ("sessions", "id", ("id", "user_id", "title", "summary", "created_at", "updated_at", "message_count",
+                        "summary_upto")),
     ("messages", "pk", ("pk", "id", "session_id", "user_id", "seq", "role", "content", "tool_calls", "tool_call_id",
                         "created_at", "metadata")),
     ("session_locks", "session_id", ("session_id", "owner", "expires_at")),
@@ -32,12 +33,14 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
     ("memory_events", "id", ("id", "memory_id", "user_id", "at", "action", "actor", "reason", "detail")),
     ("extraction_jobs", "id", ("id", "user_id", "session_id", "first_pk", "last_pk", "state", "attempts", "owner",
                                "claimed_until", "not_before", "created_at", "done_at", "result")),
+    ("summary_jobs", "session_id", ("session_id", "user_id", "upto_seq", "claimed_upto", "state", "attempts",
+                                    "owner", "claimed_until", "not_before", "created_at", "done_at", "error")),
     ("agent_runs", "run_id", ("run_id", "user_id", "session_id", "profile", "task", "started_at", "ended_at",
                               "stop_reason", "rounds", "input_tokens", "output_tokens", "answer", "trace", "rating",
                               "comment")),
 ]
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id"}
-DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "agent_runs")
+DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs")
 
 
 @dataclass

@@ -43,6 +43,7 @@ from hermes_hub.storage.records import (
     RunRecord,
     SearchHit,
     SessionRecord,
+    SummaryJob,
     TokenRecord,
 )
 
@@ -354,6 +355,26 @@ class PostgresStore:
 
     async def extraction_counts(self) -> dict[str, int]:
         return await self._read(jobs_sql.counts)
+
+    # --- session summaries -------------------------------------------------------------------------
+
+    async def request_summary(self, user_id: str, session_id: str, upto_seq: int, *, min_new: int = 1) -> bool:
+        return await self._run(jobs_sql.request_summary, user_id, session_id, upto_seq, min_new)
+
+    async def claim_summary(self, owner: str, *, lease: float) -> SummaryJob | None:
+        return await self._run(jobs_sql.claim_summary, owner, lease)
+
+    async def renew_summary(self, session_id: str, owner: str, *, lease: float) -> bool:
+        return await self._run(jobs_sql.renew_summary, session_id, owner, lease)
+
+    async def finish_summary(self, session_id: str, owner: str, summary: str) -> bool:
+        return await self._run(jobs_sql.finish_summary, session_id, owner, summary)
+
+    async def fail_summary(self, session_id: str, owner: str, error: str, *, retry_in: float | None) -> None:
+        await self._run(jobs_sql.fail_summary, session_id, owner, error, retry_in)
+
+    async def summary_counts(self) -> dict[str, int]:
+        return await self._read(jobs_sql.summary_counts)
 
 
 @asynccontextmanager

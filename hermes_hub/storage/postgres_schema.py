@@ -171,7 +171,26 @@ async def p001_schema(db: Connection) -> None:
         await db.execute(statement)
 
 
-MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema]
+async def p002_summary_jobs(db: Connection) -> None:
+    """SQLite's m010: the durable queue of session summaries, one job per session."""
+    await db.execute("ALTER TABLE sessions ADD COLUMN summary_upto integer NOT NULL DEFAULT 0")
+    await db.execute("""CREATE TABLE summary_jobs (
+        session_id    text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        user_id       text NOT NULL,
+        upto_seq      integer NOT NULL,
+        claimed_upto  integer,
+        state         text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'running', 'done', 'failed')),
+        attempts      integer NOT NULL DEFAULT 0,
+        owner         text,
+        claimed_until double precision,
+        not_before    double precision NOT NULL DEFAULT 0,
+        created_at    double precision NOT NULL,
+        done_at       double precision,
+        error         text)""")
+    await db.execute("CREATE INDEX summary_jobs_ready ON summary_jobs (state, not_before)")
+
+
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

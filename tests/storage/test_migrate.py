@@ -49,6 +49,7 @@ async def fill(store: Store) -> str:
     await store.add_token(TokenRecord("tok_a", "hash-a", "alice", "admin", "laptop", now))
     await store.add_audit(AuditRecord(now, "alice", "hermes_session_create", "ok", 1.5, arguments={"q": "北京"}))
     await store.schedule_extraction()
+    assert await store.request_summary("alice", "ses_alice", 2)
     await store.add_run(RunRecord("run_1", "alice", "ses_alice", "default", "plan", now, now, "done", 1, 10, 5,
                                   "ok", [{"type": "round"}]))
     return table
@@ -69,6 +70,8 @@ async def looks_copied(store: Store, table: str) -> None:
     assert (await store.query_audit())[0].arguments == {"q": "北京"}
     assert (await store.get_run("alice", "run_1")).trace == [{"type": "round"}]
     assert (await store.extraction_counts()).get("pending") == 2
+    assert (await store.claim_summary("w", lease=30)).upto_seq == 2  # type: ignore[union-attr]
+    await store.fail_summary("ses_alice", "w", "not now", retry_in=0)
     # new rows continue after the copied keys
     added = await store.append_messages("alice", "ses_alice", [NewMessage(f"msg_{time.monotonic_ns()}", "user",
                                                                           "after the move", utcnow())])
