@@ -11,6 +11,7 @@ every ratio is PostgreSQL ÷ SQLite for the same work, measured in the same run.
 * append: one message per call sequentially, from 16 tasks (16 sessions), 100 per call;
 * history page: p50 of a 50-message page at a random cursor of a large session;
 * search: message search p50 (substring, English and Chinese);
+* replicas: appends per second from 16 tasks in one replica process, then in two at once, on PostgreSQL;
 * vectors: one user's k=20 nearest among N 384-dimension vectors (N = 1k, 100k; 10% of the rows belong
   to another user, so the filter by user is exercised): p50 latency, and HNSW's recall@20 against the
   exact answer (the brute force's).
@@ -116,6 +117,44 @@ async def _side(url: str, quick: bool, out: TextIO) -> dict[str, Any]:
     return doc
 
 
+async def _appender(url: str, seconds: float) -> None:
+    """One replica's share of the load: 16 tasks appending to their own sessions for ``seconds``; prints the count."""
+    async with open_store(url) as store:
+        sessions = Sessions(store)
+        ids = [(await sessions.create(USER, f"replica-{k}")).session_id for k in range(16)]
+        done, stop = 0, time.perf_counter() + seconds
+
+        async def writer(sid: str) -> None:
+            nonlocal done
+            while time.perf_counter() < stop:
+                await sessions.append(USER, sid, role="user", content="a message of a typical length " * 4)
+                done += 1
+
+        async with anyio.create_task_group() as tg:
+            for sid in ids:
+                tg.start_soon(writer, sid)
+    print(done, flush=True)
+
+
+async def _replicas(url: str, seconds: float) -> dict[str, float]:
+    """Appends per second through one replica process, then through two at once (the same database)."""
+    out = {}
+    for n in (1, 2):
+        argv = [sys.executable, "-m", "bench.storage_pg", "--appender", url, str(seconds)]
+        counts: list[int] = []
+
+        async def one(argv: list[str] = argv, counts: list[int] = counts) -> None:
+            done = await anyio.run_process(argv, cwd=Path(__file__).resolve().parents[1])
+            counts.append(int(done.stdout.split()[-1]))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(n):
+                tg.start_soon(one)
+        out[f"replicas{n}_msgs_per_s"] = sum(counts) / seconds
+    out["ratio"] = out["replicas2_msgs_per_s"] / out["replicas1_msgs_per_s"]
+    return out
+
+
 def _recall(hnsw: list[list[int]], exact: list[list[int]]) -> float:
     return statistics.mean(len(set(a) & set(b)) / len(b) for a, b in zip(hnsw, exact, strict=True) if b)
 
@@ -131,6 +170,7 @@ async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
         try:
             sides = {"sqlite": await _side(f"sqlite:///{tmp}/hub.db", quick, out),
                      "postgresql": await _side(server.get_uri(), quick, out)}
+            sides["replicas"] = await _replicas(server.get_uri(), 5 if quick else 15)
         finally:
             await anyio.to_thread.run_sync(server.cleanup)
     for n, pg in sides["postgresql"]["vectors"].items():
@@ -169,6 +209,9 @@ def render(doc: dict[str, Any]) -> str:
         row(f"nearest {K} of {int(n):,} (in-process matrix vs HNSW)", sv["matrix_p50_ms"], pv["p50_ms"], "ms")
         rows.append((f"  HNSW recall@{K} vs exact at {int(n):,}", "", f"{pv['recall_at_k']:.3f}", ""))
         row(f"load {int(n):,} vectors", sv["load_s"], pv["load_s"], "s")
+    r = doc["replicas"]
+    rows.append(("appends/s (16 tasks each): 1 replica process vs 2", f"{r['replicas1_msgs_per_s']:,.0f} msg/s",
+                 f"{r['replicas2_msgs_per_s']:,.0f} msg/s", f"{r['ratio']:.2f}x (2 replicas / 1, both on PG)"))
     w = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"{'measure (p50 unless throughput)':<{w[0]}}  {'SQLite':>{w[1]}}  {'PostgreSQL':>{w[2]}}  PG ÷ SQLite",
              "-" * (sum(w) + 20)]
@@ -181,7 +224,12 @@ def render(doc: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.storage_pg", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="20,000 messages and 10,000 vectors")
-    anyio.run(run, parser.parse_args(argv).quick)
+    parser.add_argument("--appender", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.appender:  # one replica of the replicas measure, run as its own process
+        anyio.run(_appender, args.appender[0], float(args.appender[1]))
+        return
+    anyio.run(run, args.quick)
 
 
 if __name__ == "__main__":
