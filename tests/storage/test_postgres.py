@@ -173,3 +173,20 @@ async def test_vector_search_uses_hnsw_and_returns_only_the_callers_nearest(pg_u
         indexes = [r[0] for r in await store.raw("SELECT indexdef FROM pg_indexes WHERE tablename = $1", [table])]
     assert [r.pk for r in near] == pks[:2] and near[0].score == pytest.approx(0, abs=1e-6)
     assert any("hnsw" in d and "vector_cosine_ops" in d for d in indexes)
+
+
+async def test_a_statement_past_the_timeout_is_cancelled_with_a_clear_error(pg_url: str):
+    async with open_store(pg_url + "&statement_timeout=0.2&pool_size=2") as store:  # a socket URL: ?host=/dir
+        with anyio.fail_after(10):
+            with pytest.raises(StorageError, match=r"took longer than 0.2 s and was cancelled.*statement_timeout="):
+                await store.raw("SELECT pg_sleep(2)")
+            assert await store.raw("SELECT 1") == [(1,)]  # the connection is still good
+
+
+async def test_bad_postgresql_urls_say_what_to_fix():
+    with pytest.raises(StorageError, match=r"pool_size='many' is not a number; write e.g. \?pool_size=10"):
+        async with open_store("postgresql://hub:secret@localhost/hub?pool_size=many"):
+            pass
+    with pytest.raises(StorageError, match=r"cannot connect to PostgreSQL at postgresql://hub:\*\*\*@127.0.0.1:1/hub"):
+        async with open_store("postgresql://hub:secret@127.0.0.1:1/hub"):
+            pass
