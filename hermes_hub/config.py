@@ -182,8 +182,20 @@ class AgentSection(_Strict):
         return (self._base_dir or Path.cwd()) / self.script
 
 
+MODEL_KEYS = ("provider", "model", "base_url", "api_key", "script", "timeout", "max_retries")
+
+
 class AgentProfile(_Strict):
-    """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults."""
+    """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults, which it may
+    override, the model included (``provider``, ``model``, ``base_url``... as in ``agent``)."""
+
+    provider: Literal["anthropic", "openai", "sampling", "scripted"] | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    script: str | None = None
+    timeout: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0, le=10)
 
     instructions: str = ""  # the profile's system prompt, including when its task counts as done
     tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names
@@ -236,6 +248,14 @@ class HubConfig(_Strict):
                 raise ValueError(f"profile name {key!r} may only hold letters, digits, '_' and '-' (at most 40)")
         return v
 
+    def model_settings(self, profile: str) -> AgentSection:
+        """``agent`` with the model keys profile ``profile`` overrides (``agent`` itself when it overrides none)."""
+        entry = self.agents.get(profile)
+        changes = {k: v for k in MODEL_KEYS if entry is not None and (v := getattr(entry, k)) is not None}
+        if changes.get("provider") not in (None, self.agent.provider) and "model" not in changes:
+            changes["model"] = None  # another vendor's model name would not do
+        return self.agent.model_copy(update=changes) if changes else self.agent
+
     def prefix_of(self, server: str) -> str:
         """The public prefix of a server: its ``prefix`` key, else the server's key."""
         p = self.mcp_servers[server].prefix
@@ -277,6 +297,9 @@ def parse_config(
         problems += [(_key_path(err["loc"]), _message(err)) for err in e.errors()]
     else:
         problems += cfg.agent.problems()
+        for name in cfg.agents:
+            problems += [(f"agents.{name}.{key.removeprefix('agent.')}", msg)
+                         for key, msg in cfg.model_settings(name).problems()]
     if problems:
         raise ConfigError(problems, source)
     cfg.base_dir = base_dir or Path.cwd()

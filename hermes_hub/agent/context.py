@@ -21,6 +21,13 @@ def tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN + 1
 
 
+def request_tokens(system: str, messages: list[Message], tools: list[ToolSpec]) -> int:
+    """The local estimate of one model request's size (logged beside the vendor's own count)."""
+    return (tokens(system) + sum(tokens(m.content) + sum(tokens(json.dumps(c.arguments)) for c in m.tool_calls)
+                                 for m in messages)
+            + sum(tokens(json.dumps(t.input_schema)) + tokens(t.description) for t in tools))
+
+
 @dataclass
 class Budget:
     total: int

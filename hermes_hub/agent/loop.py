@@ -26,13 +26,14 @@ import json
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import mcp.types as types
 
-from hermes_hub.agent.context import Budget, build_request
+from hermes_hub.agent.context import Budget, build_request, request_tokens
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
 from hermes_hub.agent.providers.sampling import SamplingProvider
@@ -87,20 +88,28 @@ class RunResult:
 
 
 class Agent:
-    def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider,
-                 *, own_tools: str, summaries: Summarizer | None = None) -> None:
+    def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider | None,
+                 *, own_tools: str, summaries: Summarizer | None = None,
+                 model_for: Callable[[Profile], Provider | None] | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
+        self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
         self.summaries = summaries  # folds what slid out of the window into the session's summary
         self.own_tools = own_tools  # public-name prefix of the agent's own tools, never offered to it
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
         uid = ctx.caller.user_id
+        model = self.model_for(profile) if self.model_for is not None else self.model
+        if model is None:
+            raise HubError(f"no model is configured for profile '{profile.name}', so the agent cannot run; set "
+                           f"agent.provider in hub.json (anthropic, openai, sampling for the host's own model, or "
+                           f"scripted with a rules file)")
+        if isinstance(model, SamplingProvider):
+            model = model.for_host(ctx.host)
         if session_id is None:
             session_id = (await self.sessions.create(uid, task[:80])).session_id
         else:
             await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
-        model = self.model.for_host(ctx.host) if isinstance(self.model, SamplingProvider) else self.model
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
         async with self.sessions.lock(uid, session_id) as lease:
@@ -160,15 +169,18 @@ class Agent:
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
+            estimate = request_tokens(system, messages, specs)
+            log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(messages), estimate)
             asked = time.perf_counter()
             try:
                 reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
-                run.event("request", round=round_no, provider=model.name, error=str(e),
-                          seconds=round(time.perf_counter() - asked, 4))
+                run.event("request", round=round_no, provider=model.name, error=str(e), messages=len(messages),
+                          estimated_tokens=estimate, seconds=round(time.perf_counter() - asked, 4))
                 run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
                 return
-            run.event("request", round=round_no, provider=model.name, model=reply.model,
+            run.event("request", round=round_no, provider=model.name, model=reply.model, messages=len(messages),
+                      estimated_tokens=estimate,
                       input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
                       seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
                       tool_calls=len(reply.tool_calls))

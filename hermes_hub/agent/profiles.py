@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from hermes_hub.config import AgentProfile, HubConfig
+from hermes_hub.config import AgentProfile, AgentSection, HubConfig
 from hermes_hub.errors import UnknownName
 
 DEFAULT_INSTRUCTIONS = (
@@ -30,6 +30,7 @@ class Profile:
     window: int
     confirm: tuple[str, ...]
     max_tool_result_tokens: int
+    settings: AgentSection  # the model this profile runs on: ``agent`` with the profile's overrides
 
     def offers(self, tool: str) -> bool:
         if any(fnmatchcase(tool, g) for g in self.deny):
@@ -57,4 +58,5 @@ def resolve(config: HubConfig, name: str) -> Profile:
         window=d.window if entry.window is None else entry.window,
         confirm=tuple(entry.confirm if entry.confirm is not None else d.confirm),
         max_tool_result_tokens=entry.max_tool_result_tokens or d.max_tool_result_tokens,
+        settings=config.model_settings(name),
     )

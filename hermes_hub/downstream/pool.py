@@ -96,6 +96,14 @@ class Pool:
         if conn is not None:
             self._on_change(conn)
 
+    async def restart(self, name: str) -> None:
+        """Stop server ``name`` and start a fresh connection with the same entry (counted as a restart)."""
+        old = self.connections[name]
+        await self.stop(name)
+        new = Connection(name, old.cfg, self._base_dir, self._changed_hook)
+        new.restarts = old.restarts + 1
+        self._start(new)
+
     async def stop_all(self) -> None:
         """Stop every server concurrently; each child's teardown is bounded."""
         async with anyio.create_task_group() as tg:

@@ -1,4 +1,5 @@
-"""Streamable HTTP: the hub's server at /mcp, next to /healthz (alive) and /readyz (servers settled)."""
+"""Streamable HTTP: the hub's server at /mcp, next to /healthz (alive), /readyz (servers settled) and the
+status page at /status (``hermes_hub.web``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from starlette.routing import Mount, Route
 from hermes_hub.upstream.affinity import UnknownSession
 from hermes_hub.upstream.auth import BearerAuth
 from hermes_hub.upstream.gate import JsonRpcGate
+from hermes_hub.web import status_routes
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -39,7 +41,7 @@ def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
         return JSONResponse({"ready": ready, "servers": servers}, status_code=200 if ready else 503)
 
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), Mount("/", app=mcp_app)], lifespan=lifespan
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub), Mount("/", app=mcp_app)], lifespan=lifespan
     )
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
     app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect

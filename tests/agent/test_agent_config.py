@@ -87,3 +87,18 @@ def test_a_section_built_in_code_is_checked_when_its_provider_is_made():
 
     with pytest.raises(ConfigError, match="agent.model: provider 'openai' needs 'model'"):
         make_provider(AgentSection(provider="openai"))
+
+
+def test_a_profile_that_overrides_the_model_is_checked_under_its_own_key_path():
+    with pytest.raises(ConfigError) as err:
+        parse_config({"agent": {"provider": "scripted", "script": "a.json"},
+                      "agents": {"planner": {"provider": "openai"}}}, env={})
+    assert str(err.value).splitlines()[-1].strip().startswith(
+        "agents.planner.model: provider 'openai' needs 'model'")
+    cfg = parse_config({"agent": {"provider": "openai", "model": "gpt-4o-mini", "api_key": "sk-1"},
+                        "agents": {"planner": {"model": "qwen-plus", "base_url": "http://127.0.0.1:9/v1"},
+                                   "plain": {}}}, env={})
+    planner = cfg.model_settings("planner")
+    assert (planner.provider, planner.model, planner.base_url) == ("openai", "qwen-plus", "http://127.0.0.1:9/v1")
+    assert planner.api_key.get_secret_value() == "sk-1"  # the rest comes from agent
+    assert cfg.model_settings("plain") is cfg.agent and cfg.model_settings("default") is cfg.agent

@@ -347,3 +347,21 @@ async def test_arguments_nobody_can_fix_stop_the_run_with_needs_input(tmp_path, 
     assert (out["stop_reason"], out["rounds"]) == ("needs_input", 3)
     assert out["answer"].startswith("I need your help: after 2 corrections I still could not call toy_echo")
     assert audit["calls"] == []  # an invalid call never reaches the server
+
+
+async def test_a_profile_with_its_own_model_runs_on_it_and_the_others_on_the_hubs(tmp_path):
+    (tmp_path / "terse.json").write_text(json.dumps([{"text": "Terse model here."}]))
+    cfg = write_hub(tmp_path)
+    data = json.loads((tmp_path / "hub.json").read_text())
+    data["agents"]["terse"] = {"script": "terse.json"}
+    (tmp_path / "hub.json").write_text(json.dumps(data))
+    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+        assert await hub.wait_settled(30)
+        terse = (await run(host, "say hello through the tool", profile="terse")).structured_content
+        plain = (await run(host, "say hello through the tool")).structured_content
+        traces = {r["profile"]: r["run_id"] for r in
+                  (await host.call_tool("hermes_trace_list", {})).structured_content["runs"]}
+        trace = (await host.call_tool("hermes_trace_get", {"run_id": traces["terse"]})).structured_content
+    assert (terse["answer"], terse["rounds"]) == ("Terse model here.", 1)
+    assert plain["answer"] == "The tool said hello."
+    assert trace["events"][1]["provider"] == "scripted:terse.json"

@@ -1,0 +1,155 @@
+"""The status page's endpoints (every path under /status):
+
+    GET  /status                  the page (a login form until the viewer is known: no data before)
+    GET  /status.json             the same data for scripts (Authorization: Bearer, or the cookie)
+    GET  /status/live             the page's changing part, polled by status.js every few seconds
+    GET  /status/runs/{run_id}    one of the viewer's agent runs, round by round
+    POST /status/login, /status/logout
+    POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from hermes_hub.errors import HubError, NotFound
+from hermes_hub.web import view
+from hermes_hub.web.access import COOKIE, Access, Viewer
+from hermes_hub.web.activity import sparkline
+
+if TYPE_CHECKING:
+    from hermes_hub.hub import Hub
+
+log = logging.getLogger("hermes_hub.web")
+POLL_SECONDS = 2
+COOKIE_DAYS = 30
+_env = Environment(loader=PackageLoader("hermes_hub.web", "templates"), autoescape=select_autoescape(["html"]))
+_env.globals.update(sparkline=sparkline, outcomes=view.OUTCOMES, poll_ms=POLL_SECONDS * 1000)
+_env.filters["duration"] = lambda s: (f"{s:.0f}s" if s < 120 else f"{s / 60:.0f} min" if s < 7200
+                                      else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days")
+
+
+def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(_env.get_template(name).render(**context), status_code=status,
+                        headers={"cache-control": "no-store", "x-frame-options": "DENY",
+                                 "content-security-policy": "default-src 'self'; img-src 'self' data:; "
+                                                            "frame-ancestors 'none'"})
+
+
+def status_routes(hub: Hub) -> list[BaseRoute]:
+    access = Access(hub)
+
+    def _filters(request: Request) -> dict[str, str | None]:
+        outcome = request.query_params.get("outcome") or None
+        return {"tool": request.query_params.get("tool") or None,
+                "outcome": outcome if outcome in view.OUTCOMES else None}
+
+    async def _login(request: Request, error: str | None = None) -> HTMLResponse:
+        if not await access.tokens_required():  # loopback-only mode, reached under another host name
+            return _page("login.html", 403, error="This hub has no tokens, so it answers on 127.0.0.1 or "
+                                                  "localhost only; open the page at that address.", form=False)
+        return _page("login.html", 401, error=error, form=True)
+
+    def _context(viewer: Viewer, data: dict[str, Any]) -> dict[str, Any]:
+        return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour}
+
+    async def page(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return await _login(request)
+        data = await view.view(hub, viewer.identity, **_filters(request))
+        return _page("status.html", **_context(viewer, data), query=request.url.query)
+
+    async def live(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return JSONResponse({"error": "log in again"}, status_code=401)
+        data = await view.view(hub, viewer.identity, **_filters(request))
+        return _page("live.html", **_context(viewer, data))
+
+    async def as_json(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return JSONResponse({"error": "unauthorized", "error_description":
+                                 "send 'Authorization: Bearer <token>'; create one with `hermes-hub token create USER`"},
+                                status_code=401, headers={"www-authenticate": 'Bearer realm="hermes-hub"'})
+        data = view.as_json(await view.view(hub, viewer.identity, **_filters(request)))
+        if viewer.admin:
+            data["csrf"] = access.csrf(viewer)  # for scripts in loopback mode, which send no bearer header
+        return JSONResponse(data, headers={"cache-control": "no-store"})
+
+    async def run(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return await _login(request)
+        try:
+            found = await view.trace(hub, viewer.identity, request.path_params["run_id"])
+        except NotFound as e:  # another user's run answers like one that never existed
+            return _page("message.html", 404, title="No such run", message=str(e))
+        if "json" in request.headers.get("accept", ""):
+            return JSONResponse(found)
+        return _page("run.html", run=found)
+
+    async def login(request: Request) -> Response:
+        token = str((await request.form()).get("token", "")).strip()
+        if not await access.tokens_required():
+            return RedirectResponse("/status", 303)
+        if not token or await hub.authenticator.identify(token) is None:
+            return await _login(request, "That token is not valid (or was revoked). Create one with "
+                                         "`hermes-hub token create USER`.")
+        response = RedirectResponse("/status", 303)
+        response.set_cookie(COOKIE, token, max_age=COOKIE_DAYS * 86400, path="/status", httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        return response
+
+    async def logout(request: Request) -> Response:
+        response = RedirectResponse("/status", 303)
+        response.delete_cookie(COOKIE, path="/status")
+        return response
+
+    async def _act(request: Request, action: Any, what: str, arguments: dict[str, Any]) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if not viewer.admin:
+            return JSONResponse({"error": "forbidden: only admins may restart servers or reload hub.json"}, 403)
+        if not await access.may_act(request, viewer):
+            return JSONResponse({"error": "forbidden: missing or wrong CSRF token; reload the page and retry"}, 403)
+        try:
+            async with hub.audit_action(viewer.identity, what, arguments):  # who restarted or reloaded, and when
+                done = await action()
+            log.info("status page: %s by %s", done, viewer.identity.user_id)
+        except HubError as e:
+            return JSONResponse({"error": str(e)}, status_code=404 if isinstance(e, NotFound) else 409)
+        if viewer.by_header or "json" in request.headers.get("accept", ""):
+            return JSONResponse(done)
+        return RedirectResponse("/status", 303)
+
+    async def restart(request: Request) -> Response:
+        name = request.path_params["name"]
+
+        async def go() -> dict[str, Any]:
+            await hub.restart(name)
+            return {"restarted": name}
+        return await _act(request, go, "status_restart", {"server": name})
+
+    async def reload(request: Request) -> Response:
+        return await _act(request, hub.reload_file, "status_reload", {})
+
+    static = Path(__file__).parent / "static"
+    return [
+        Route("/status", page), Route("/status.json", as_json), Route("/status/live", live),
+        Route("/status/runs/{run_id}", run),
+        Route("/status/login", login, methods=["POST"]), Route("/status/logout", logout, methods=["POST"]),
+        Route("/status/servers/{name}/restart", restart, methods=["POST"]),
+        Route("/status/reload", reload, methods=["POST"]),
+        Mount("/status/static", StaticFiles(directory=static), name="static"),
+    ]

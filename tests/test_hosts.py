@@ -1,0 +1,200 @@
+"""``hermes-hub install`` and ``import`` on real files under a temporary HOME, for each host's format and place."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from hermes_hub.cli import main
+from hermes_hub.hosts import HOSTS
+from tests.support import PROJECT, demo, hub_env
+
+pytestmark = pytest.mark.anyio
+WHERE = {  # on Linux, under HOME (XDG_CONFIG_HOME unset)
+    "claude-desktop": (".config/Claude/claude_desktop_config.json", "mcpServers"),
+    "cursor": (".cursor/mcp.json", "mcpServers"),
+    "vscode": (".config/Code/User/mcp.json", "servers"),
+    "claude-code": (".claude.json", "mcpServers"),
+}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("APPDATA", raising=False)
+    for host in HOSTS.values():
+        monkeypatch.delenv(host.env_var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hub.json").write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path / "data")}}))
+    return home
+
+
+def hermes(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f"{path.name}.*.bak"))
+
+
+@pytest.mark.parametrize("host", list(WHERE))
+def test_install_writes_the_hub_entry_at_the_hosts_place_keeping_everything_else(home, tmp_path, host):
+    rel, key = WHERE[host]
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = {"theme": "dark", key: {"github": {"command": "npx", "args": ["-y", "gh"], "env": {"T": "${T}"}}}}
+    path.write_text(json.dumps(before))
+
+    code, out, err = hermes("install", host)
+    assert code == 0, err
+    doc = json.loads(path.read_text())
+    assert doc["theme"] == "dark" and doc[key]["github"] == before[key]["github"]
+    entry = doc[key]["hermes"]
+    assert entry["args"][-4:] == ["serve", "--stdio", "--config", str(tmp_path / "hub.json")]
+    assert entry["env"]["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    assert ("type" in entry) == (host in ("vscode", "claude-code"))
+    [backup] = backups(path)
+    assert json.loads(backup.read_text()) == before
+    assert str(path) in out
+
+    code, out, _ = hermes("install", host)  # idempotent: no change, no second backup
+    assert code == 0 and "nothing changed" in out
+    assert json.loads(path.read_text()) == doc and len(backups(path)) == 1
+
+
+def test_install_creates_a_missing_config_file_and_its_folders(home):
+    code, _, err = hermes("install", "claude-desktop", "--name", "hub")
+    path = home / WHERE["claude-desktop"][0]
+    assert code == 0, err
+    assert list(json.loads(path.read_text())["mcpServers"]) == ["hub"] and backups(path) == []
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(home):
+    path = home / ".cursor/mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {}}')
+    code, out, _ = hermes("install", "cursor", "--dry-run")
+    assert code == 0
+    assert out.startswith("---") and '+    "hermes": {' in out and "serve" in out
+    assert path.read_text() == '{"mcpServers": {}}' and backups(path) == []
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"mcpServers": {"a": {"command": "x"},}}', "not valid JSON (line 1"),
+    ("// my servers\n{}", "comments are not kept"),
+    ('["not", "an", "object"]', "JSON object"),
+    ('{"mcpServers": ["a", "b"]}', "'mcpServers' in"),
+])
+def test_a_malformed_host_config_is_a_clear_error_and_nothing_is_written(home, text, says):
+    path = home / ".cursor/mcp.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    code, _, err = hermes("install", "cursor")
+    assert code == 1 and says in err and "othing was written" in err
+    assert path.read_text() == text and backups(path) == []
+
+
+def test_install_never_replaces_another_server_of_the_same_name(home):
+    path = home / ".claude.json"
+    path.write_text(json.dumps({"mcpServers": {"hermes": {"command": "hermes-the-bot"}}}))
+    code, _, err = hermes("install", "claude-code")
+    assert code == 1 and "not this hub" in err and "--name" in err
+    assert json.loads(path.read_text()) == {"mcpServers": {"hermes": {"command": "hermes-the-bot"}}}
+
+
+def test_install_refuses_an_invalid_hub_json(home, tmp_path):
+    (tmp_path / "hub.json").write_text('{"mcpServers": {"x": {}}}')
+    code, _, err = hermes("install", "cursor")
+    assert code == 2 and "hermes-hub check" in err and not (home / ".cursor").exists()
+
+
+def test_the_location_follows_the_os_and_an_environment_variable_overrides_it(tmp_path):
+    env = {"HOME": "/h", "APPDATA": "C:/Users/ana/AppData/Roaming"}
+    assert HOSTS["claude-desktop"].path(env, "darwin") == Path(
+        "/h/Library/Application Support/Claude/claude_desktop_config.json")
+    assert HOSTS["claude-desktop"].path(env, "win32") == Path(
+        "C:/Users/ana/AppData/Roaming/Claude/claude_desktop_config.json")
+    assert HOSTS["vscode"].path({**env, "XDG_CONFIG_HOME": "/x"}, "linux") == Path("/x/Code/User/mcp.json")
+    assert HOSTS["cursor"].path(env, "win32") == Path("/h/.cursor/mcp.json")
+    assert HOSTS["cursor"].path({**env, "HERMES_CURSOR_CONFIG": str(tmp_path / "c.json")}) == tmp_path / "c.json"
+
+
+async def test_the_installed_entry_starts_the_hub_over_stdio(home):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    code, _, err = hermes("install", "claude-desktop")
+    assert code == 0, err
+    entry = json.loads((home / WHERE["claude-desktop"][0]).read_text())["mcpServers"]["hermes"]
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=str(PROJECT),
+                                   env={**entry["env"], **hub_env()})  # as a host starts it: its env only
+    with anyio.fail_after(60):
+        async with Client(stdio_client(params)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+    assert "hermes_hub_status" in names and any(n.startswith("notes_") for n in names)
+
+
+def test_import_brings_a_hosts_servers_into_hub_json_keeping_var_references(home, tmp_path):
+    path = home / ".config/Claude/claude_desktop_config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": {
+        "github": {"command": "npx", "args": ["-y", "gh"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
+        "remote": {"url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${API_KEY}"}},
+        "hermes": {"command": "/opt/venv/bin/hermes-hub", "args": ["serve", "--stdio", "--config", "/x/hub.json"]},
+        "notes": {"command": "other-notes"},
+        "broken": {"command": "a", "url": "http://b"},
+    }}))
+    hub = tmp_path / "hub.json"
+    before = json.loads(hub.read_text())
+    code, out, err = hermes("import", "claude-desktop")
+    assert code == 0, err
+    doc = json.loads(hub.read_text())
+    assert doc["mcpServers"]["github"]["env"] == {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}
+    assert doc["mcpServers"]["remote"]["headers"] == {"Authorization": "Bearer ${API_KEY}"}
+    assert doc["mcpServers"]["notes"] == before["mcpServers"]["notes"]  # a clash is reported, not overwritten
+    assert "hermes" not in doc["mcpServers"] and "broken" not in doc["mcpServers"]
+    assert "added github" in out and "skipped hermes: it runs a hermes hub" in out
+    assert "skipped broken: mcpServers.broken: give either 'command'" in out
+    assert "clash notes" in err
+    assert [json.loads(b.read_text()) for b in backups(hub)] == [before]
+    code, out, _ = hermes("import", "claude-desktop")
+    assert code == 0 and "nothing to add" in out and len(backups(hub)) == 1
+
+
+def test_import_reads_vscode_servers_and_any_file_by_path(home, tmp_path):
+    path = home / ".config/Code/User/mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"inputs": [], "servers": {
+        "fs": {"type": "stdio", "command": "npx", "args": ["-y", "fs", "${HOME}"]},
+        "asks": {"type": "stdio", "command": "x", "env": {"KEY": "${input:key}"}}}}))
+    code, out, err = hermes("import", "vscode")
+    assert code == 0, err
+    servers = json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+    assert servers["fs"]["args"][-1] == "${HOME}" and "asks" not in servers and "${input:" in out
+
+    other = tmp_path / "team.json"
+    other.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
+    code, out, _ = hermes("import", str(other), "--dry-run")
+    assert code == 0 and '+    "time": {' in out
+    assert "time" not in json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+
+
+def test_import_of_a_malformed_file_writes_nothing(home, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": ')
+    hub_before = (tmp_path / "hub.json").read_text()
+    code, _, err = hermes("import", str(bad))
+    assert code == 1 and "not valid JSON" in err
+    assert (tmp_path / "hub.json").read_text() == hub_before and backups(tmp_path / "hub.json") == []
+    code, _, err = hermes("import", "cursor")  # no such file at the host's place
+    assert code == 1 and "nothing to import" in err

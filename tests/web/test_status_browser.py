@@ -1,0 +1,114 @@
+"""The status page in a real browser (Debian's headless Chromium, driven by Playwright) against a served hub."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import anyio
+import httpx2
+import pytest
+
+from tests.support import serve_process
+from tests.web.pages import TOKENS, base_url, browser, hub_config, seed_runs
+
+pytestmark = pytest.mark.anyio
+SECONDS = 10_000  # Playwright's waits, in ms: "within a few seconds"
+
+
+async def log_in(page, url: str, user: str) -> None:
+    await page.goto(f"{url}/status")
+    await page.fill("#token", TOKENS[user])
+    await page.click("button[type=submit]")
+    await page.wait_for_selector("#server-alpha", timeout=SECONDS)
+
+
+async def test_the_page_renders_servers_with_their_tools_and_a_sparkline(tmp_path):
+    async with serve_process(hub_config(tokens=False), tmp_path) as served, browser() as chromium:
+        page = await chromium.new_page()
+        await page.goto(f"{base_url(served.url)}/status")
+        alpha = page.locator("#server-alpha")
+        assert await alpha.get_attribute("data-state") == "READY"
+        assert "green" in (await alpha.get_attribute("class") or "")
+        await alpha.locator("summary").click()
+        assert await alpha.locator("ul.tools").is_visible()
+        assert "alpha_echo" in await alpha.locator("ul.tools").inner_text()
+        assert await page.locator("#server-beta svg.spark").count() == 1
+        assert "Agent runs" in await page.locator("#h-runs").inner_text()
+
+
+async def test_a_killed_server_turns_red_within_seconds_without_a_reload(tmp_path):
+    workdir = tmp_path / "alpha"
+    async with serve_process(hub_config(tokens=False, alpha_cwd=workdir), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        page = await chromium.new_page()
+        await page.goto(f"{url}/status")
+        await page.locator("#server-alpha summary").click()  # an open card stays open across updates
+        await page.evaluate("window.stillTheSamePage = true")
+        async with httpx2.AsyncClient(timeout=10) as http:
+            alpha = next(s for s in (await http.get(f"{url}/status.json")).json()["servers"] if s["name"] == "alpha")
+        workdir.rmdir()  # so it stays down
+        os.kill(alpha["pid"], signal.SIGKILL)
+        await page.wait_for_selector("#server-alpha.red", timeout=SECONDS)
+        assert await page.evaluate("window.stillTheSamePage") is True  # updated in place, not reloaded
+        assert await page.locator("#server-alpha").get_attribute("open") is not None
+        assert "alpha" in (await page.locator("#server-alpha .error").inner_text())  # the error in full, with its fix
+        assert await page.locator("#server-beta.green").count() == 1
+
+
+async def test_login_works_and_a_wrong_token_does_not(tmp_path):
+    async with serve_process(hub_config(tokens=True), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        page = await chromium.new_page()
+        await page.goto(f"{url}/status")
+        assert await page.locator("#server-alpha").count() == 0
+        await page.fill("#token", "not-the-right-token-0000")
+        await page.click("button[type=submit]")
+        assert "not valid" in await page.locator(".error").inner_text()
+        assert await page.locator("#server-alpha").count() == 0
+        await log_in(page, url, "alice")
+        assert "alice" in await page.locator(".who").inner_text()
+        cookie = next(c for c in await page.context.cookies() if c["name"] == "hermes_status")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        assert await page.evaluate("document.cookie") == ""  # out of reach of scripts
+        await page.click("text=log out")
+        await page.wait_for_selector("#token", timeout=SECONDS)
+
+
+async def test_another_users_runs_never_show(tmp_path):
+    async with serve_process(hub_config(tokens=True), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        runs = await seed_runs("alice", "bob")
+        page = await chromium.new_page()
+        await log_in(page, url, "bob")
+        body = await page.locator("main").inner_text()
+        assert "secret plans of bob" in body and "secret plans of alice" not in body
+        await page.click("text=secret plans of bob")
+        await page.wait_for_selector("text=Round 2", timeout=SECONDS)
+        assert "alpha_echo" in await page.locator("main").inner_text()
+        response = await page.goto(f"{url}/status/runs/{runs['alice']}")
+        assert response.status == 404
+        assert "secret plans of alice" not in await page.content()
+
+
+async def test_actions_need_an_admin_and_the_csrf_token(tmp_path):
+    async with serve_process(hub_config(tokens=True), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        user = await chromium.new_page()
+        await log_in(user, url, "bob")
+        assert await user.locator("[data-action]").count() == 0
+        refused = await user.evaluate("""async () => (await fetch('/status/servers/beta/restart',
+            {method: 'POST', body: new URLSearchParams({csrf: 'x'})})).status""")
+        assert refused == 403
+
+        admin = await (await chromium.new_context()).new_page()
+        await log_in(admin, url, "root")
+        forged = await admin.evaluate("""async () => (await fetch('/status/servers/beta/restart',
+            {method: 'POST', body: new URLSearchParams({csrf: 'forged'})})).status""")
+        assert forged == 403
+        await admin.locator("#server-beta summary").click()
+        await admin.click("#server-beta [data-action=restart]")
+        with anyio.fail_after(15):
+            while await admin.locator("#server-beta").get_attribute("data-restarts") != "1":
+                await anyio.sleep(0.2)  # poll interval; bounded above
+        await admin.wait_for_selector("#server-beta.green", timeout=SECONDS)
