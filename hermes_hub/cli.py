@@ -25,6 +25,7 @@ from hermes_hub.chat_cli import chat_cmd
 from hermes_hub.errors import ConfigError, HubError, cli_hint
 from hermes_hub.install_cli import import_cmd, install
 from hermes_hub.memory_cli import memory
+from hermes_hub.storage_cli import storage
 
 if TYPE_CHECKING:
     import mcp.types as types
@@ -396,3 +397,4 @@ main.add_command(traces_cmd)
 main.add_command(chat_cmd)
 main.add_command(install)
 main.add_command(import_cmd)
+main.add_command(storage)

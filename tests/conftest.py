@@ -23,3 +23,13 @@ def _data_dir(tmp_path_factory, monkeypatch):
     """Every hub a test starts (in-process or as a process) keeps its store in a fresh directory;
     hubs started with a cut-down environment get theirs from ``tests.support.hub_env``."""
     monkeypatch.setenv("HERMES_DATA_DIR", str(tmp_path_factory.mktemp("hermes-data")))
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL (pgvector, pg_trgm) for the whole session; tests make their own databases."""
+    from tests.postgres import start, stop
+
+    server = start()
+    yield server
+    stop(server)

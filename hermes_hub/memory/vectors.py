@@ -83,7 +83,7 @@ class VectorCache:
         return v is not None and v.index is not None
 
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
-        if np is None:
+        if np is None or getattr(self.store, "native_nearest", False):  # PostgreSQL: its HNSW index, no copy
             return await self.store.nearest(table, user_id, vector, k)
         query = np.asarray(vector, dtype=np.float32)
         key = (table, user_id)

@@ -7,7 +7,8 @@
 
 * ``sqlite:///relative/path.db`` (relative to ``base_dir``, e.g. hub.json's folder), ``sqlite:////abs/hub.db``
   or ``sqlite:///~/hub.db``; ``?synchronous=full`` for power-loss durability (see ``storage.sqlite``).
-* ``postgresql://…`` is planned (several hub replicas sharing state) and refused for now.
+* ``postgresql://user:pass@host:5432/db`` or ``postgresql://user@/db?host=/socket/dir``: several hub
+  replicas share one database (see ``storage.postgres``); ``?pool_size=`` and ``?statement_timeout=``.
 
 The default (``open_store()`` with no URL) is ``$HERMES_DATA_DIR/hub.db``; without ``HERMES_DATA_DIR``,
 ``$XDG_DATA_HOME/hermes-hub/hub.db``, i.e. ``~/.local/share/hermes-hub/hub.db``. Parent folders are created.
@@ -25,7 +26,14 @@ from hermes_hub.errors import StorageError
 from hermes_hub.storage.base import Store
 from hermes_hub.storage.locks import Lease
 
-__all__ = ["Lease", "Store", "default_data_dir", "default_url", "open_store", "sqlite_path"]
+__all__ = ["Lease", "Store", "default_data_dir", "default_url", "is_postgres", "open_store", "sqlite_path"]
+
+
+POSTGRES_SCHEMES = ("postgres", "postgresql")
+
+
+def is_postgres(url: str | None) -> bool:
+    return bool(url) and urlsplit(url).scheme.lower() in POSTGRES_SCHEMES  # type: ignore[arg-type]
 
 
 def default_data_dir(env: dict[str, str] | None = None) -> Path:
@@ -44,12 +52,11 @@ def sqlite_path(url: str, base_dir: Path | None = None) -> tuple[Path, dict[str,
     """The file and options of a ``sqlite:///`` URL; ``StorageError`` for anything else."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    if scheme in ("postgres", "postgresql", "postgresql+psycopg"):
-        raise StorageError(f"storage.url {_redact(url)!r}: PostgreSQL is not supported yet; use an SQLite file "
-                           "such as 'sqlite:///hub.db' (or leave storage.url unset for the default)")
+    if scheme in POSTGRES_SCHEMES:
+        raise StorageError(f"storage.url {_redact(url)!r} names a PostgreSQL database, not an SQLite file")
     if scheme != "sqlite":
         raise StorageError(f"storage.url {_redact(url)!r}: unsupported scheme {parts.scheme!r}; "
-                           "use 'sqlite:///path/to/hub.db'")
+                           "use 'sqlite:///path/to/hub.db' or 'postgresql://user:pass@host/db'")
     if parts.netloc or not parts.path.startswith("/") or parts.path == "/":
         raise StorageError(f"storage.url {url!r} names no file; write 'sqlite:///hub.db' (relative), "
                            "'sqlite:////abs/path/hub.db' or 'sqlite:///~/hub.db'")
@@ -68,6 +75,12 @@ def sqlite_path(url: str, base_dir: Path | None = None) -> tuple[Path, dict[str,
 async def open_store(url: str | None = None, *, base_dir: Path | None = None) -> AsyncIterator[Store]:
     """Open the store named by ``url`` (default: ``default_url()``), migrated and ready; close on exit."""
     # the driver is imported only when a store is opened
+    if is_postgres(url):
+        from hermes_hub.storage.postgres import open_postgres
+
+        async with open_postgres(url) as pg:  # type: ignore[arg-type]
+            yield pg
+        return
     from hermes_hub.storage.sqlite import open_sqlite
 
     path, options = sqlite_path(url or default_url(), base_dir)

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from hermes_hub.upstream.affinity import UnknownSession
 from hermes_hub.upstream.auth import BearerAuth
 from hermes_hub.upstream.gate import JsonRpcGate
 from hermes_hub.web import status_routes
@@ -49,6 +50,7 @@ def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
         lifespan=lifespan,
     )
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
+    app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read
     app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local)
     return app

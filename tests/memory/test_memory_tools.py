@@ -13,6 +13,7 @@ from mcp import Client
 from hermes_hub import Hub
 from hermes_hub.config import parse_config
 from hermes_hub.storage import open_store
+from tests.postgres import new_database
 
 pytestmark = pytest.mark.anyio
 
@@ -29,9 +30,12 @@ async def indexed(hub: Hub) -> None:
             await anyio.sleep(0.05)
 
 
-@pytest.fixture
-async def hub(tmp_path):
-    config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def hub(request, tmp_path):
+    url = f"sqlite:///{tmp_path}/hub.db"
+    if request.param == "postgresql":  # the same tools on a shared database (one server per test session)
+        url = await new_database(request.getfixturevalue("pg_server"))
+    config = parse_config({"mcpServers": {}, "storage": {"url": url}})
     async with Hub(config) as h:
         yield h
 
@@ -99,13 +103,16 @@ async def test_forget_removes_a_memory_from_every_index(hub, tmp_path):
     assert again == f"memory '{gone['memory_id']}' not found; list your memories to see their ids"
     assert [i["memory_id"] for i in recalled["items"]] == [kept["memory_id"]]
     assert "blue door" not in exported.content[0].text and "Miso" in exported.content[0].text
-    async with open_store(f"sqlite:///{tmp_path}/hub.db") as store:
+    pg = hub.store.url.startswith("postgresql")
+    async with open_store(hub.store.url if not pg else hub.store._dsn) as store:
         tables = [n for (n,) in await store.raw("SELECT name FROM vector_tables WHERE source = 'memories'")]
         assert tables, "the test needs vectors to check"
         rows = await store.raw("SELECT COUNT(*) FROM memories WHERE text LIKE '%blue door%'")
-        terms = await store.raw("SELECT COUNT(*) FROM memory_terms WHERE memory_terms MATCH 'blue'")
+        terms = await store.raw("SELECT COUNT(*) FROM memory_terms WHERE " +
+                                ("terms LIKE '%blue%'" if pg else "memory_terms MATCH 'blue'"))
         vectors = sum([(await store.raw(f"SELECT COUNT(*) FROM {t}"))[0][0] for t in tables])
-        events = await store.raw("SELECT COUNT(*) FROM memory_events WHERE memory_id = ?", (gone["memory_id"],))
+        events = await store.raw("SELECT COUNT(*) FROM memory_events WHERE memory_id = " + ("$1" if pg else "?"),
+                                 (gone["memory_id"],))
     assert (rows[0][0], terms[0][0], vectors, events[0][0]) == (0, 0, 1, 0)
 
 
@@ -221,7 +228,8 @@ async def test_of_two_equally_matching_memories_the_one_used_recently_ranks_firs
                                  {"text": f"I keep my bike at the {side} station"}))["memory_id"]
                for side in ("north", "south")}
         # one of them was written, and last recalled, two years ago
-        await hub.store.raw("UPDATE memories SET created_at = created_at - 730 * 86400 WHERE id = ?",
+        mark = "$1" if hub.store.url.startswith("postgresql") else "?"
+        await hub.store.raw(f"UPDATE memories SET created_at = created_at - 730 * 86400 WHERE id = {mark}",
                             (ids[aged],), write=True)
         await indexed(hub)
         found = await call(host, "hermes_memory_recall", {"query": "where do I keep my bike station",

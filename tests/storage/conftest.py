@@ -11,19 +11,24 @@ import pytest
 
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store, open_store
+from tests.postgres import new_database
 
-BACKENDS = ["sqlite"]  # add "postgresql" here when that backend lands: the contract suite runs on each
+BACKENDS = ["sqlite", "postgresql"]  # the contract suite runs on each
 
 
-def url_for(backend: str, tmp_path: Path) -> str:
-    return {"sqlite": f"sqlite:///{tmp_path / 'data' / 'hub.db'}"}[backend]
+async def url_for(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database of the test's backend (PostgreSQL: one server per session, a database per test)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'data' / 'hub.db'}"
+    return await new_database(request.getfixturevalue("pg_server"))
 
 
 @pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     async with AsyncExitStack() as stack:  # closing is bounded inside the store (CLOSE_TIMEOUT)
-        with anyio.fail_after(10):
-            opened = await stack.enter_async_context(open_store(url_for(request.param, tmp_path)))
+        with anyio.fail_after(30):
+            url = await url_for(request, tmp_path)
+            opened = await stack.enter_async_context(open_store(url))
         yield opened
 
 

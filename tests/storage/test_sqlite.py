@@ -82,7 +82,7 @@ def test_storage_urls_name_a_file_or_say_what_to_write(tmp_path: Path):
     assert sqlite_path("sqlite:////abs/hub.db") == (Path("/abs/hub.db"), {})
     assert sqlite_path("sqlite:///~/hub.db")[0] == Path.home() / "hub.db"
     assert sqlite_path("sqlite:///x.db?synchronous=full", tmp_path)[1] == {"synchronous": "full"}
-    with pytest.raises(StorageError, match="PostgreSQL is not supported yet; use an SQLite file"):
+    with pytest.raises(StorageError, match="names a PostgreSQL database, not an SQLite file"):
         sqlite_path("postgresql://hub:pw@db/hub")
     with pytest.raises(StorageError, match=r"unsupported scheme 'mysql'; use 'sqlite:///path/to/hub.db'"):
         sqlite_path("mysql://db/hub")
