@@ -39,7 +39,6 @@ from hermes_hub.storage import sqlite_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
 from hermes_hub.storage.records import (
     AuditRecord,
-    ExtractionJob,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -48,7 +47,6 @@ from hermes_hub.storage.records import (
     RunRecord,
     SearchHit,
     SessionRecord,
-    SummaryJob,
     TokenRecord,
 )
 
@@ -60,7 +58,7 @@ CLOSE_TIMEOUT = 10.0  # teardown waits this long for in-flight statements, then 
 MMAP_BYTES = 256 * 1024 * 1024  # readers map the file: a page not in the SQLite cache costs a memory read, not a copy
 
 
-class SQLiteStore:
+class SQLiteStore(jobs_sql.QueueMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
@@ -336,51 +334,6 @@ class SQLiteStore:
 
     async def drop_vector_tables(self, embedder: str | None = None) -> list[str]:
         return await self._write(mem_sql.drop_vector_tables, embedder)
-
-    # --- memory extraction queue -------------------------------------------------------------------
-
-    async def schedule_extraction(self, limit: int = 1000) -> int:
-        return await self._write(jobs_sql.schedule, limit)
-
-    async def claim_extraction(self, owner: str, *, lease: float) -> ExtractionJob | None:
-        return await self._write(jobs_sql.claim, owner, lease)
-
-    async def renew_extraction(self, job_id: int, owner: str, *, lease: float) -> bool:
-        return await self._write(jobs_sql.renew, job_id, owner, lease)
-
-    async def extraction_messages(self, job: ExtractionJob, *, context: int) -> list[tuple[Any, ...]]:
-        return await self._read(jobs_sql.job_messages, job, context)
-
-    async def finish_extraction(self, job_id: int, owner: str,
-                                writes: Sequence[tuple[MemoryRecord, str, MemoryEvent, str | None]],
-                                events: Sequence[MemoryEvent], result: dict[str, Any]) -> bool:
-        return await self._write(jobs_sql.finish, job_id, owner, list(writes), list(events), result)
-
-    async def fail_extraction(self, job_id: int, owner: str, error: str, *, retry_in: float | None) -> None:
-        await self._write(jobs_sql.fail, job_id, owner, error, retry_in)
-
-    async def extraction_counts(self) -> dict[str, int]:
-        return await self._read(jobs_sql.counts)
-
-    # --- session summaries -------------------------------------------------------------------------
-
-    async def request_summary(self, user_id: str, session_id: str, upto_seq: int, *, min_new: int = 1) -> bool:
-        return await self._write(jobs_sql.request_summary, user_id, session_id, upto_seq, min_new)
-
-    async def claim_summary(self, owner: str, *, lease: float) -> SummaryJob | None:
-        return await self._write(jobs_sql.claim_summary, owner, lease)
-
-    async def renew_summary(self, session_id: str, owner: str, *, lease: float) -> bool:
-        return await self._write(jobs_sql.renew_summary, session_id, owner, lease)
-
-    async def finish_summary(self, session_id: str, owner: str, summary: str) -> bool:
-        return await self._write(jobs_sql.finish_summary, session_id, owner, summary)
-
-    async def fail_summary(self, session_id: str, owner: str, error: str, *, retry_in: float | None) -> None:
-        await self._write(jobs_sql.fail_summary, session_id, owner, error, retry_in)
-
-    async def summary_counts(self) -> dict[str, int]:
-        return await self._read(jobs_sql.summary_counts)
 
     # --- agent runs --------------------------------------------------------------------------------
 
