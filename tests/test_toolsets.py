@@ -157,3 +157,32 @@ async def test_a_lazy_endpoint_still_hears_list_changed_and_its_search_follows_t
                 listed_after = {t.name for t in (await host.list_tools()).tools}
     assert "notes_create_note" in before and not [n for n in after if n.startswith("notes_")]
     assert listed == listed_after and "hermes_tools_search" in listed  # the list stays; its answers change
+
+
+async def test_a_toolset_reads_gets_and_completes_only_its_own_servers_resources_and_prompts(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
+    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar"]}}, "memory": {"embedder": "none"}}
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        async with Client(hub.endpoints[None].server, mode="legacy") as whole, \
+                Client(hub.endpoints["cal"].server, mode="legacy") as cal:
+            with anyio.fail_after(30):
+                await whole.call_tool("notes_create_note", {"title": "Groceries", "body": "milk"})
+                read = await whole.read_resource("notes://notes/note/groceries")
+                prompt = await whole.get_prompt("notes_summarize_note", {"note_id": "groceries"})
+                listed = [p.name for p in (await cal.list_prompts()).prompts]
+                ref = types.PromptReference(type="ref/prompt", name="notes_summarize_note")
+                completed = await whole.complete(ref, {"name": "note_id", "value": "gro"})
+                not_completed = await cal.complete(ref, {"name": "note_id", "value": "gro"})
+                refused = []
+                for attempt in (cal.read_resource("notes://notes/note/groceries"),
+                                cal.get_prompt("notes_summarize_note", {"note_id": "groceries"})):
+                    with pytest.raises(Exception) as err:
+                        await attempt
+                    refused.append(str(err.value))
+    assert "milk" in read.contents[0].text and "milk" in prompt.messages[0].content.text
+    assert "notes_summarize_note" not in listed
+    assert refused[0].startswith("unknown resource 'notes://notes/note/groceries'")
+    assert refused[1].startswith("unknown prompt 'notes_summarize_note'")
+    assert completed.completion.values == ["groceries"] and not_completed.completion.values == []

@@ -271,7 +271,7 @@ class Catalog:
 
     async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
         require(ctx)
-        mount, original = self._route_uri(uri)
+        mount, original = self.route_uri(uri)
         if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
         result = await mount.source.read_resource(original, ctx)
@@ -282,7 +282,7 @@ class Catalog:
                         ctx: CallContext) -> None:
         """Subscribe ``watcher`` to the resource ``uri``; ``notify`` runs when its server reports an update."""
         require(ctx)
-        mount, original = self._route_uri(uri)
+        mount, original = self.route_uri(uri)
         if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
         subscribe = getattr(mount.source, "subscribe_resource", None)
@@ -292,7 +292,7 @@ class Catalog:
         await subscribe(original, watcher, notify)
 
     async def unsubscribe(self, uri: str, watcher: Hashable) -> None:
-        mount, original = self._route_uri(uri)
+        mount, original = self.route_uri(uri)
         if unsubscribe := getattr(mount.source, "unsubscribe_resource", None):
             await unsubscribe(original, watcher)
 
@@ -338,7 +338,7 @@ class Catalog:
                 return ServerNotReady(m.source.name, m.source.describe_state(), getattr(m.source, "error", None))
         return None
 
-    def _route_uri(self, uri: str) -> tuple[Mount, str]:
+    def route_uri(self, uri: str) -> tuple[Mount, str]:
         if entry := self.resources.get(uri):
             return entry.mount, entry.original
         candidates = [(m, o) for m in self.mounts if (o := m.namespace.original_uri(uri)) is not None]

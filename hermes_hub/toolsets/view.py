@@ -7,7 +7,8 @@ A lazy view lists the hub's own tools plus ``tools_search``, ``tools_describe`` 
 a call through ``tools_call`` is the catalog's own ``call_tool`` for the real tool (validation,
 roles, audit under the real name, progress and questions relayed), so it returns exactly what a
 direct call returns. A tool outside the view, or one the caller may not use, is never found,
-described or called. Everything but tools (resources, prompts, routing) is the catalog's.
+described or called. Resources and prompts are the catalog's, limited to the view's servers for reading, subscribing,
+getting and completing as for listing.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class View:
         self._checks = {t.name: ArgumentCheck(t.name, t.input_schema) for t in self.meta}
         self._fingerprint: int | None = None
 
-    def __getattr__(self, attr: str) -> Any:  # resources, prompts, routing: the catalog's
+    def __getattr__(self, attr: str) -> Any:  # everything not limited below: the catalog's
         if attr == "catalog":
             raise AttributeError(attr)
         return getattr(self.catalog, attr)
@@ -105,6 +106,35 @@ class View:
                         for n, e in self.catalog.tools.items() if scope.admits(e, n)))
         changed, self._fingerprint = fp != self._fingerprint, fp
         return changed
+
+    # -- resources and prompts of the view's servers only ------------------------------------
+
+    def _in_scope(self, entry_source: str | None, kind: str, name: str) -> None:
+        servers = self.scope().servers
+        if servers is not None and entry_source is not None and entry_source not in servers:
+            raise UnknownName(kind, name, f"call {'prompts' if kind == 'prompt' else 'resources'}/list for what this "
+                                          f"endpoint serves")
+
+    async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
+        self._in_scope(self.catalog.route_uri(uri)[0].source.name, "resource", uri)
+        return await self.catalog.read_resource(uri, ctx)
+
+    async def subscribe(self, uri: str, watcher: Any, notify: Any, ctx: CallContext) -> None:
+        self._in_scope(self.catalog.route_uri(uri)[0].source.name, "resource", uri)
+        await self.catalog.subscribe(uri, watcher, notify, ctx)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext) -> types.GetPromptResult:
+        entry = self.catalog.prompts.get(name)
+        self._in_scope(entry.mount.source.name if entry else None, "prompt", name)
+        return await self.catalog.get_prompt(name, arguments, ctx)
+
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
+                       ctx: CallContext) -> types.CompleteResult:
+        prompt = isinstance(ref, types.PromptReference)
+        entry = self.catalog.prompts.get(ref.name) if prompt else self.catalog.templates.get(ref.uri)
+        self._in_scope(entry.mount.source.name if entry else None, "prompt" if prompt else "resource template",
+                       ref.name if prompt else ref.uri)
+        return await self.catalog.complete(ref, argument, context, ctx)
 
     # -- calling ---------------------------------------------------------------------------
 
