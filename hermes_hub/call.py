@@ -86,6 +86,7 @@ class CallContext:
     deadline: float | None = None  # anyio clock time after which the caller no longer waits
     session_id: str | None = None  # the session the call belongs to (an agent run's), for the audit
     run_id: str | None = None  # the agent run that made the call, for the audit and the trace
+    in_scope: Callable[[str], bool] | None = None  # the endpoint's tools (a toolset's); None: the whole catalog
 
     def replace(self, **changes: Any) -> CallContext:
         return dataclasses.replace(self, **changes)

@@ -186,3 +186,28 @@ async def test_a_toolset_reads_gets_and_completes_only_its_own_servers_resources
     assert refused[0].startswith("unknown resource 'notes://notes/note/groceries'")
     assert refused[1].startswith("unknown prompt 'notes_summarize_note'")
     assert completed.completion.values == ["groceries"] and not_completed.completion.values == []
+
+
+async def test_an_agent_run_called_through_a_toolset_offers_the_model_only_that_toolsets_tools(tmp_path):
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
+    (tmp_path / "model.json").write_text(json.dumps([
+        {"when": "^take a note", "tool_calls": [{"name": "notes_create_note", "arguments": {"title": "x", "body": "y"}}]},
+        {"when": "Unknown tool 'notes_create_note'", "text": "That tool is not here."},
+        {"when": "created|\"id\"", "text": "Noted."}]))
+    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar"]}}, "memory": {"embedder": "none"},
+           "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+           "agent": {"provider": "scripted", "script": str(tmp_path / "model.json")}}
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        async with Client(hub.endpoints["cal"].server) as cal, Client(hub.endpoints[None].server) as whole:
+            with anyio.fail_after(60):
+                scoped = (await cal.call_tool("hermes_agent_run", {"task": "take a note"})).structured_content
+                trace = (await cal.call_tool("hermes_trace_get", {"run_id": scoped["run_id"]})).structured_content
+                full = (await whole.call_tool("hermes_agent_run", {"task": "take a note"})).structured_content
+                full_trace = (await whole.call_tool("hermes_trace_get", {"run_id": full["run_id"]})).structured_content
+    budget = next(e for e in trace["events"] if e["kind"] == "budget")
+    full_budget = next(e for e in full_trace["events"] if e["kind"] == "budget")
+    assert scoped["answer"] == "That tool is not here." and scoped["tool_calls"][0]["is_error"]
+    assert full_budget["tools_allowed"] - budget["tools_allowed"] == 2  # notes' two tools are not in 'cal'
+    assert full["answer"] == "Noted." and not full["tool_calls"][0]["is_error"]

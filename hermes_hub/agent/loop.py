@@ -156,8 +156,9 @@ class Agent:
         session = await self.sessions.get(uid, run.session_id)
         history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
                                                newest_first=True)).messages if profile.window else []
-        tools = [t for t in self.catalog.list_tools(ctx.caller)
-                 if profile.offers(t.name) and not t.name.startswith(self.own_tools)]
+        tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
+                 if profile.offers(t.name) and not t.name.startswith(self.own_tools)
+                 and (ctx.in_scope is None or ctx.in_scope(t.name))]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
         tools = await top_tools(tools, task, profile.max_tools)
         by_name = {t.name: t for t in tools}

@@ -151,7 +151,13 @@ class View:
         entry = self.catalog.tools.get(name)
         if entry is not None and not scope.admits(entry, name):
             raise UnknownName("tool", name, "call tools/list for the current names (each is prefixed by its server)")
+        if not scope.everything:  # what this call reaches in turn (an agent run) stays within the toolset
+            ctx = ctx.replace(in_scope=self._admits)
         return await self.catalog.call_tool(name, arguments, ctx)
+
+    def _admits(self, name: str) -> bool:
+        entry = self.catalog.tools.get(name)
+        return entry is not None and self.scope().admits(entry, name)
 
     async def _meta(self, name: str, args: dict[str, Any], ctx: CallContext,
                     ) -> types.CallToolResult | types.InputRequiredResult:
@@ -174,4 +180,6 @@ class View:
         entry = self.catalog.tools.get(target)
         if entry is not None and not self.scope().admits(entry, target):
             raise UnknownName("tool", target, f"find the tools you can call with {search}")
+        if not self.scope().everything:
+            ctx = ctx.replace(in_scope=self._admits)
         return await self.catalog.call_tool(target, args.get("arguments") or {}, ctx)
