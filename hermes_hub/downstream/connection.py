@@ -20,7 +20,7 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -44,12 +44,12 @@ from hermes_hub.downstream.listing import every_page
 from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.relay import Relay
 from hermes_hub.downstream.transports import Link, open_transport
+from hermes_hub.downstream.watchers import NotifyFn, Watchers
 from hermes_hub.errors import DownstreamError, ServerNotReady
 
 log = logging.getLogger("hermes_hub.downstream")
 TEARDOWN_SECONDS = 5.0  # closing a lost session (an HTTP DELETE to a hung server...); stdio's stop is shielded
 
-NotifyFn = Callable[[], Awaitable[None]]
 # The hub relays logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
 
@@ -91,7 +91,7 @@ class Connection:
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
         self.logs = LogRelay(name, self.relay)  # ... and so do log messages during a call
         self.bridge = Bridge(name, self._gone)  # ... also to 2026-07-28 hosts when a handshake-era server pushes them
-        self._watchers: dict[str, dict[Hashable, NotifyFn]] = {}  # subscribed uri -> who to tell
+        self.watchers = Watchers(name, self._downstream_error)  # hosts subscribed to its resources
         self.health = HealthCheck(name, cfg)
         self._backoff = Backoff(cfg.backoff_initial, cfg.backoff_max, cfg.stable_after, cfg.crash_loop_after)
         self.restarts = 0
@@ -163,7 +163,7 @@ class Connection:
                     self.server_info = client.server_info
                     self.capabilities = client.server_capabilities
                     await self._list_all(client)
-                    await self._resubscribe(client)
+                    await self.watchers.renew(client)
                     self.client = client
                     scope.deadline = math.inf
                     self._ready_at = time.monotonic()
@@ -257,8 +257,7 @@ class Connection:
         ):
             self._relist.set()
         elif isinstance(msg, types.ResourceUpdatedNotification):
-            for notify in list(self._watchers.get(msg.params.uri, {}).values()):
-                await notify()
+            await self.watchers.updated(msg.params.uri)
 
     async def _list_all(self, client: Client) -> None:
         caps = client.server_capabilities or types.ServerCapabilities()
@@ -280,7 +279,7 @@ class Connection:
         """Leave READY (or STARTING): no client, no lists, so the catalog drops the server at once."""
         self.client = None
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
-        self.logs.reset()  # subscriptions (``_watchers``) are kept: renewed when READY again
+        self.logs.reset()  # subscriptions (``watchers``) are kept: renewed when READY again
         wait = ""
         if self.retry_at and state in _WAITING:
             left = self.retry_at - time.monotonic()
@@ -338,37 +337,10 @@ class Connection:
                               f"Raise mcpServers.{self.name}.{key} if it needs longer", types.REQUEST_TIMEOUT)
 
     async def subscribe_resource(self, uri: str, watcher: Hashable, notify: NotifyFn) -> None:
-        """Subscribe to ``uri`` (once, however many watchers); ``notify`` runs on each update."""
-        client = self.ready_client()
-        if not self._watchers.get(uri):
-            caps = self.capabilities.resources if self.capabilities else None
-            if not (caps and caps.subscribe) or client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                raise DownstreamError(self.name, "does not support resource subscriptions (no resources.subscribe "
-                                      "capability); read the resource again to see changes", types.INVALID_PARAMS)
-            try:
-                await client.session.subscribe_resource(uri)
-            except MCPError as e:
-                raise self._downstream_error(e) from e
-        self._watchers.setdefault(uri, {})[watcher] = notify
-
-    async def _resubscribe(self, client: Client) -> None:
-        """After a restart, subscribe again to what hosts are still watching."""
-        for uri in list(self._watchers):
-            try:
-                await client.session.subscribe_resource(uri)
-            except MCPError as e:
-                log.warning("[%s] could not renew the subscription to %s: %s", self.name, uri, e.message)
+        await self.watchers.add(self.ready_client(), self.capabilities, uri, watcher, notify)
 
     async def unsubscribe_resource(self, uri: str, watcher: Hashable) -> None:
-        """Forget ``watcher``; the server is unsubscribed when the last watcher of ``uri`` goes."""
-        watchers = self._watchers.get(uri, {})
-        if watchers.pop(watcher, None) is None or watchers:
-            return
-        del self._watchers[uri]
-        try:
-            await self.ready_client().session.unsubscribe_resource(uri)
-        except MCPError as e:
-            raise self._downstream_error(e) from e
+        await self.watchers.remove(self.ready_client, uri, watcher)
 
     async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
         try:
