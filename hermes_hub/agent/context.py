@@ -2,30 +2,36 @@
 
 Parts, in the order they are kept when the budget is tight: the instructions, the task, the tool
 definitions, the recalled memories, the session's summary, then the session's last messages from
-the newest back. Tokens are a local estimate (about four characters a token, the ratio of English
-text with the common tokenizers); ``sizes`` says what each part cost, for the run's log line.
+the newest back. Tokens are counted with o200k_base where ``bpe-openai`` loads (the tokenizer of
+OpenAI's current models; for other vendors much closer than a character ratio, above all for Chinese,
+where a character is about a token), else estimated at four characters a token; ``sizes`` says what
+each part cost and which count was used, for the run's log line and trace.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from hermes_hub.agent.providers import Message, ToolSpec
+from hermes_hub.toolsets.tokens import tokenizer
 
 CHARS_PER_TOKEN = 4
 
 
 def tokens(text: str) -> int:
-    return len(text) // CHARS_PER_TOKEN + 1
+    return _count()(text) + 1  # +1: each part's framing
 
 
-def request_tokens(system: str, messages: list[Message], tools: list[ToolSpec]) -> int:
-    """The local estimate of one model request's size (logged beside the vendor's own count)."""
-    return (tokens(system) + sum(tokens(m.content) + sum(tokens(json.dumps(c.arguments)) for c in m.tool_calls)
-                                 for m in messages)
-            + sum(tokens(json.dumps(t.input_schema)) + tokens(t.description) for t in tools))
+def _count() -> Callable[[str], int]:
+    name, count = tokenizer()
+    return count if name.startswith("o200k") else (lambda text: len(text) // CHARS_PER_TOKEN)
+
+
+def counted_with() -> str:
+    return "o200k_base" if tokenizer()[0].startswith("o200k") else f"{CHARS_PER_TOKEN} characters a token"
 
 
 @dataclass
@@ -69,4 +75,5 @@ def build_request(budget: Budget, instructions: str, memories: list[str], summar
         kept.pop(0)
     sizes["history"] = {"messages": len(kept), "tokens": sum(tokens(m.content) for m in kept)}
     sizes["total"] = budget.used
+    sizes["counted_with"] = counted_with()
     return system, [*kept, Message("user", task)], sizes

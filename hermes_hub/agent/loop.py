@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 
-from hermes_hub.agent.context import Budget, build_request, request_tokens
+from hermes_hub.agent.context import Budget, build_request, tokens
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
 from hermes_hub.agent.providers.sampling import SamplingProvider
@@ -171,10 +171,10 @@ class Agent:
                   memories=len(memories))
         results: list[str] = []
         declined = False
+        estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
-            estimate = request_tokens(system, messages, specs)
             log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(messages), estimate)
             asked = time.perf_counter()
             try:
@@ -196,6 +196,7 @@ class Agent:
                 run.stop_reason = "declined" if declined else "answered"
                 return
             messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
+            estimate += tokens(reply.text) + sum(tokens(json.dumps(c.arguments)) for c in reply.tool_calls)
             transcript.append({"role": "assistant", "content": reply.text,
                                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
                                               for c in reply.tool_calls]})
@@ -211,6 +212,7 @@ class Agent:
                           seconds=round(run.tool_calls[-1].seconds, 4),
                           outcome="declined" if refused else "error" if is_error else "ok", result_chars=len(text))
                 messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
+                estimate += tokens(text)
                 transcript.append({"role": "tool", "content": text, "tool_call_id": call.id})
                 results.append(text)
                 if outcome == "needs_input":
