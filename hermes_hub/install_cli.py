@@ -26,7 +26,7 @@ def _fail(message: str, code: int = 1) -> None:
               help="the host's config file (default: its standard place; or set HERMES_<HOST>_CONFIG)")
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def install(host: str, name: str, config: str, file: Path | None, dry_run: bool) -> None:
-    """Add the hub (``serve --stdio --config <hub.json>``) to HOST's MCP servers, keeping everything else."""
+    """Add the hub (serve --stdio --config HUB_JSON) to HOST's MCP servers, keeping everything else."""
     from hermes_hub import hosts
     from hermes_hub.config import load_config
 
