@@ -23,6 +23,7 @@ IDLE_POLL = 2.0
 
 class QueueWorker:
     name = "queue"
+    idle_poll = IDLE_POLL
 
     def __init__(self) -> None:
         self.error: str | None = None  # the last failure, for status; None once a job succeeds
@@ -38,13 +39,17 @@ class QueueWorker:
         while True:
             try:
                 busy = await self.step()
-            except Exception:  # noqa: BLE001 - the job stays queued and is tried again
-                logging.getLogger("hermes_hub.worker").exception("%s step failed", self.name)
+            except Exception as e:  # noqa: BLE001 - the job stays queued and is tried again
+                self.failed(e)
                 busy = False
             if not busy:
-                with anyio.move_on_after(IDLE_POLL):
+                with anyio.move_on_after(self.idle_poll):
                     await self._wake.wait()
                 self._wake = anyio.Event()
+
+    def failed(self, error: Exception) -> None:
+        """A step raised ``error`` (called in its ``except``: re-raise to end ``run``)."""
+        logging.getLogger("hermes_hub.worker").exception("%s step failed", self.name)
 
     async def drain(self) -> None:
         """Do everything waiting now (tests, benchmarks)."""

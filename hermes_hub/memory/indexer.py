@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 import time
 
-import anyio
-
 from hermes_hub.memory.embedders import Embedder, EmbedderError
 from hermes_hub.storage import Store
 from hermes_hub.storage.sqlite_memory import vector_table
 from hermes_hub.storage.terms import index_text
+from hermes_hub.worker import QueueWorker
 
 log = logging.getLogger("hermes_hub.memory")
 
@@ -29,16 +28,15 @@ RETRY_AFTER = 30.0  # after an embedder failure
 MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; longer text only costs time
 
 
-class Indexer:
+class Indexer(QueueWorker):
+    name = "memory indexing"
+    idle_poll = IDLE_POLL
+
     def __init__(self, store: Store, embedder: Embedder | None) -> None:
+        super().__init__()  # ``error``: the embedder's last failure, for status
         self.store = store
         self.embedder = embedder
-        self.error: str | None = None  # the embedder's last failure, for status
-        self._wake = anyio.Event()
         self._paused_until = 0.0
-
-    def wake(self) -> None:
-        self._wake.set()
 
     def table(self, source: str) -> str | None:
         """The vector table of ``source`` for the current embedder (None without vectors)."""
@@ -55,20 +53,13 @@ class Indexer:
                 out[f"{source}_vectors"] = await self.store.pending_index(source, mark)
         return out
 
-    async def run(self) -> None:
-        """Index until cancelled."""
-        while True:
-            try:
-                busy = await self.step()
-            except EmbedderError as e:
-                if self.error != str(e):
-                    log.warning("memory indexing paused for %gs: %s", RETRY_AFTER, e)
-                self.error, self._paused_until = str(e), time.monotonic() + RETRY_AFTER
-                busy = False
-            if not busy:
-                with anyio.move_on_after(IDLE_POLL):
-                    await self._wake.wait()
-                self._wake = anyio.Event()
+    def failed(self, error: Exception) -> None:
+        """An embedder that fails pauses vector indexing for ``RETRY_AFTER``; anything else ends ``run``."""
+        if not isinstance(error, EmbedderError):
+            raise error
+        if self.error != str(error):
+            log.warning("memory indexing paused for %gs: %s", RETRY_AFTER, error)
+        self.error, self._paused_until = str(error), time.monotonic() + RETRY_AFTER
 
     async def step(self) -> bool:
         """Index one batch of whatever is behind; False when nothing was."""
@@ -98,8 +89,3 @@ class Indexer:
         await self.store.add_vectors(table, [(pk, uid, v) for (pk, uid, _), v in zip(rows, vectors, strict=True)],
                                      mark=table, last_pk=rows[-1][0])
         return True
-
-    async def drain(self) -> None:
-        """Index everything behind now (tests, ``memory reindex``, benchmarks)."""
-        while await self.step():
-            pass
