@@ -57,13 +57,20 @@ class JsonRpcGate:
             await _answer(send, 400, error_line(key[1], types.INVALID_REQUEST, f"Invalid request: id {key[1]!r} is "
                                                 "already used by a request in flight in this session; use a new id"))
             return
-        if key is not None:
-            self._in_flight.add(key)
-        try:
+        if key is None:
             await self.app(scope, _replay(data, tail, receive), send)
+            return
+        self._in_flight.add(key)
+
+        async def releasing(message: Message) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self._in_flight.discard(key)  # before the caller can read the end and reuse the id
+            await send(message)
+
+        try:
+            await self.app(scope, _replay(data, tail, receive), releasing)
         finally:
-            if key is not None:
-                self._in_flight.discard(key)
+            self._in_flight.discard(key)
 
     def _too_large(self) -> bytes:
         return error_line(None, types.INVALID_REQUEST, f"Invalid request: the body is larger than "
