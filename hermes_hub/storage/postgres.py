@@ -32,6 +32,7 @@ from hermes_hub.storage import postgres_memory as mem_sql
 from hermes_hub.storage import postgres_schema as schema
 from hermes_hub.storage import postgres_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
+from hermes_hub.storage.postgres_transactions import Answer, Pruner, new_key, write_once
 from hermes_hub.storage.records import (
     AuditRecord,
     ExtractionJob,
@@ -98,6 +99,7 @@ class PostgresStore:
         self.statement_timeout = options.get("statement_timeout", STATEMENT_TIMEOUT)
         self._pool: Any = None
         self._closed = False
+        self._pruner = Pruner()
         self.migrations_applied: list[str] = []
 
     async def _open(self) -> None:
@@ -131,26 +133,38 @@ class PostgresStore:
                 self._pool.terminate()
 
     async def _run(self, fn: Callable[..., Awaitable[T]], *args: Any, write: bool = True) -> T:
-        """``fn(conn, *args)`` in one transaction; once more on a fresh connection if the first one died."""
+        """``fn(conn, *args)`` in one transaction; once more on a fresh connection if the first one died.
+
+        A write is retried under the same key (``postgres_transactions``): if its first COMMIT was
+        applied and only the answer lost, the retry finds the key and returns the first answer."""
+        key, answer = new_key(), Answer()
         for attempt in (1, 2):
             if self._closed:
                 raise StorageError(f"the store {self.url} is closed")
             try:
                 async with self._pool.acquire(timeout=CONNECT_TIMEOUT) as conn:
-                    async with conn.transaction(readonly=not write):
-                        return await fn(conn, *args)
+                    if not write:
+                        async with conn.transaction(readonly=True):
+                            return await fn(conn, *args)
+                    await self._pruner.maybe(conn)
+                    return await write_once(conn, key, answer, fn, *args)
             except asyncpg.exceptions.QueryCanceledError as exc:
                 raise StorageError(f"a database statement took longer than {self.statement_timeout:g} s and was "
                                    f"cancelled ({exc}); raise ?statement_timeout= in storage.url if it is "
                                    "expected") from exc
-            except _DROPPED as exc:
-                if attempt == 2 or isinstance(exc, _UNREACHABLE):
-                    raise StorageError(f"PostgreSQL at {self.url} is unavailable ({type(exc).__name__}: {exc}); "
-                                       "calls work again once it is back") from exc
-            except (OSError, TimeoutError) as exc:
-                raise StorageError(f"PostgreSQL at {self.url} is unavailable ({type(exc).__name__}: {exc}); "
-                                   "calls work again once it is back") from exc
+            except (*_DROPPED, OSError, TimeoutError) as exc:
+                if attempt == 1 and (answer.known or not isinstance(exc, _UNREACHABLE)):
+                    continue  # a dropped connection, or a COMMIT sent and not confirmed: the retry finds out
+                raise self._unavailable(exc, answer) from exc
         raise AssertionError("unreachable")
+
+    def _unavailable(self, exc: BaseException, answer: Answer) -> StorageError:
+        message = (f"PostgreSQL at {self.url} is unavailable ({type(exc).__name__}: {exc}); calls work again "
+                   "once it is back")
+        if answer.known:
+            message += ("; this write's COMMIT was sent but never confirmed, so it may have been applied: read the "
+                        "data back before writing it again")
+        return StorageError(message)
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(fn, *args, write=False)

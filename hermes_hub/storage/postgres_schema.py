@@ -190,7 +190,24 @@ async def p002_summary_jobs(db: Connection) -> None:
     await db.execute("CREATE INDEX summary_jobs_ready ON summary_jobs (state, not_before)")
 
 
-MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs]
+async def p003_write_keys_and_index_claims(db: Connection) -> None:
+    """Keys that make a retried write apply once (``postgres_transactions``), and the batches of
+    background indexing that replicas claim (``postgres_indexing``)."""
+    await db.execute("CREATE TABLE write_keys (key uuid PRIMARY KEY, "
+                     "at double precision NOT NULL DEFAULT date_part('epoch', clock_timestamp()))")
+    await db.execute("CREATE INDEX write_keys_by_age ON write_keys (at)")
+    await db.execute("""CREATE TABLE index_claims (
+        name          text NOT NULL,
+        after_pk      bigint NOT NULL,
+        last_pk       bigint NOT NULL,
+        owner         text NOT NULL,
+        claimed_until double precision NOT NULL,
+        done          boolean NOT NULL DEFAULT false,
+        PRIMARY KEY (name, after_pk))""")
+
+
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs,
+                                                             p003_write_keys_and_index_claims]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:
