@@ -27,6 +27,7 @@ import asyncpg
 
 from hermes_hub.errors import StorageError
 from hermes_hub.storage import postgres_audit as audit_sql
+from hermes_hub.storage import postgres_indexing as claims_sql
 from hermes_hub.storage import postgres_jobs as jobs_sql
 from hermes_hub.storage import postgres_memory as mem_sql
 from hermes_hub.storage import postgres_schema as schema
@@ -53,6 +54,7 @@ POOL_SIZE = 10
 STATEMENT_TIMEOUT = 30.0  # seconds
 CONNECT_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 10.0
+INDEX_LEASE = 60.0  # seconds a replica holds a batch of background indexing without renewing it
 OPTIONS = {"pool_size", "statement_timeout"}
 # a connection that died under a call (server restart, network cut): retry once on a fresh one
 _DROPPED = (asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions.AdminShutdownError,
@@ -314,21 +316,31 @@ class PostgresStore:
     async def pending_index(self, source: str, mark: str) -> int:
         return await self._read(mem_sql.pending, source, mark)
 
-    async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]:
+    async def unindexed(self, source: str, mark: str, limit: int, *, owner: str | None = None,
+                        lease: float = INDEX_LEASE) -> list[tuple[int, str, str]]:
+        if owner is not None:  # claimed per batch: replicas sharing the database never index a row twice
+            return await self._run(mem_sql.claim_rows, source, mark, owner, lease, limit)
         return await self._read(mem_sql.unindexed, source, mark, limit)
 
-    async def unindexed_messages(self, mark: str, limit: int) -> list[tuple[int, str, str, str]]:
+    async def unindexed_messages(self, mark: str, limit: int, *, owner: str | None = None,
+                                 lease: float = INDEX_LEASE) -> list[tuple[int, str, str, str]]:
+        if owner is not None:
+            return await self._run(mem_sql.claim_messages, mark, owner, lease, limit)
         return await self._read(mem_sql.unindexed_messages, mark, limit)
 
-    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int) -> None:
-        await self._run(mem_sql.index_message_terms, list(rows), mark, last_pk)
+    async def renew_index_claim(self, mark: str, owner: str, *, lease: float = INDEX_LEASE) -> bool:
+        return await self._run(claims_sql.renew, mark, owner, lease)
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int,
+                                  owner: str | None = None) -> bool:
+        return await self._run(mem_sql.index_message_terms, list(rows), mark, last_pk, owner)
 
     async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str:
         return await self._run(mem_sql.ensure_vector_table, source, embedder, dims)
 
     async def add_vectors(self, table: str, rows: Sequence[tuple[int, str, Sequence[float]]], *, mark: str,
-                          last_pk: int) -> None:
-        await self._run(mem_sql.add_vectors, table, list(rows), mark, last_pk)
+                          last_pk: int, owner: str | None = None) -> bool:
+        return await self._run(mem_sql.add_vectors, table, list(rows), mark, last_pk, owner)
 
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         return await self._read(mem_sql.nearest, table, user_id, vector, k)
