@@ -89,6 +89,12 @@ def parse_url(url: str) -> tuple[str, dict[str, float]]:
     return dsn, options
 
 
+async def _keep_session(conn: Any) -> None:
+    """A connection back in the pool keeps its session (asyncpg's default reset costs a round trip per
+    call): the store sets nothing beyond a transaction (``SET LOCAL``, transaction-scoped advisory
+    locks), and asyncpg still rolls back a transaction left open."""
+
+
 class PostgresStore:
     """A ``Store`` on a PostgreSQL database. Use ``open_postgres(url)`` (or ``open_store(url)``)."""
 
@@ -108,7 +114,7 @@ class PostgresStore:
         try:
             self._pool = await asyncpg.create_pool(
                 self._dsn, min_size=1, max_size=self.pool_size, timeout=CONNECT_TIMEOUT,
-                command_timeout=self.statement_timeout + 5,
+                command_timeout=self.statement_timeout + 5, reset=_keep_session,
                 server_settings={"statement_timeout": str(int(self.statement_timeout * 1000)),
                                  "application_name": "hermes-hub"})
         except asyncpg.exceptions.InvalidCatalogNameError as exc:
