@@ -32,7 +32,8 @@ async def claim(db: Connection, name: str, owner: str, lease: float, limit: int,
     first, else the next ``limit`` rows past every claim; [] when nothing is left to claim."""
     await _lock(db, name)
     while (row := await db.fetchrow(f"SELECT after_pk, last_pk FROM index_claims WHERE name = $1 AND NOT done AND "
-                                    f"(claimed_until <= {NOW} OR owner = $2) ORDER BY after_pk LIMIT 1",
+                                    f"(claimed_until <= {NOW} OR owner = $2) AND last_pk > coalesce((SELECT last_pk "
+                                    f"FROM index_marks WHERE name = $1), 0) ORDER BY after_pk LIMIT 1",
                                     name, owner)) is not None:
         after, last = row
         rows = await fetch(db, after, last, None)
