@@ -3,20 +3,25 @@ messages, brought up to date off the request path.
 
 Work is found through marks in the store ("every row past pk N is not indexed yet"); a batch's index
 rows and its new mark are written in one transaction, so after a crash or restart indexing resumes
-where it stopped and each row is indexed exactly once. ``pending()`` says how much is left, for
-status and for scripts that wait until recall sees everything.
+where it stopped and each row is indexed exactly once. Replicas sharing a database claim batches
+(``owner``, with a lease renewed while the embedder runs): no two embed or index the same rows, and
+a batch left by a replica killed mid-way is taken over once its lease has run out. ``pending()``
+says how much is left, for status and for scripts that wait until recall sees everything.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
+import uuid
 
 from hermes_hub.memory.embedders import Embedder, EmbedderError
 from hermes_hub.storage import Store
 from hermes_hub.storage.sqlite_memory import vector_table
 from hermes_hub.storage.terms import index_text
-from hermes_hub.worker import QueueWorker
+from hermes_hub.worker import QueueWorker, while_held
 
 log = logging.getLogger("hermes_hub.memory")
 
@@ -26,16 +31,19 @@ VECTOR_BATCH = 64
 IDLE_POLL = 1.0  # seconds between looks for new rows when idle (writers also wake the indexer)
 RETRY_AFTER = 30.0  # after an embedder failure
 MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; longer text only costs time
+LEASE = 60.0  # seconds a claimed batch stays this indexer's without a renewal (renewed every third)
 
 
 class Indexer(QueueWorker):
     name = "memory indexing"
     idle_poll = IDLE_POLL
 
-    def __init__(self, store: Store, embedder: Embedder | None) -> None:
+    def __init__(self, store: Store, embedder: Embedder | None, *, lease: float = LEASE) -> None:
         super().__init__()  # ``error``: the embedder's last failure, for status
         self.store = store
         self.embedder = embedder
+        self.lease = lease
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # whose batch, in claims
         self._paused_until = 0.0
 
     def table(self, source: str) -> str | None:
@@ -70,22 +78,32 @@ class Indexer(QueueWorker):
         return busy
 
     async def _terms(self) -> bool:
-        rows = await self.store.unindexed_messages(TERMS_MARK, TERMS_BATCH)
+        rows = await self.store.unindexed_messages(TERMS_MARK, TERMS_BATCH, owner=self.owner, lease=self.lease)
         if not rows:
             return False
         await self.store.index_message_terms([(pk, index_text(text), index_text(prev)) for pk, _, text, prev in rows],
-                                             mark=TERMS_MARK, last_pk=rows[-1][0])
+                                             mark=TERMS_MARK, last_pk=rows[-1][0], owner=self.owner)
         return True
 
     async def _vectors(self, source: str) -> bool:
         assert self.embedder is not None
-        mark = vector_table(source, self.embedder.name, self.embedder.dims or 1)
-        rows = await self.store.unindexed(source, mark, VECTOR_BATCH)
+        if not self.embedder.dims:  # the batch is claimed under its table's name, so learn the size first
+            await self.embedder.embed(["size"], query=False)
+        mark = vector_table(source, self.embedder.name, self.embedder.dims)
+        rows = await self.store.unindexed(source, mark, VECTOR_BATCH, owner=self.owner, lease=self.lease)
         if not rows:
             return False
-        vectors = await self.embedder.embed([text[:MAX_EMBED_CHARS] for _, _, text in rows], query=False)
+
+        async def renew() -> bool:
+            return await self.store.renew_index_claim(mark, self.owner, lease=self.lease)
+
+        async def embed() -> list[list[float]]:
+            assert self.embedder is not None
+            return await self.embedder.embed([text[:MAX_EMBED_CHARS] for _, _, text in rows], query=False)
+
+        vectors = await while_held(renew, self.lease, embed)
         self.error = None
         table = await self.store.ensure_vector_table(source, self.embedder.name, len(vectors[0]))
         await self.store.add_vectors(table, [(pk, uid, v) for (pk, uid, _), v in zip(rows, vectors, strict=True)],
-                                     mark=table, last_pk=rows[-1][0])
+                                     mark=table, last_pk=rows[-1][0], owner=self.owner)
         return True

@@ -174,19 +174,31 @@ class MemoryStore(Protocol):
 
     async def pending_index(self, source: str, mark: str) -> int: ...
 
-    async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]: ...
+    async def unindexed(self, source: str, mark: str, limit: int, *, owner: str | None = None,
+                        lease: float = 60.0) -> list[tuple[int, str, str]]:
+        """(pk, user_id, text) of the next rows past the mark, oldest first. With ``owner``, they are a
+        batch that ``owner`` claims for ``lease`` seconds: no other owner gets them until the lease runs
+        out (renew it with ``renew_index_claim``), and the write that finishes it passes ``owner``."""
 
-    async def unindexed_messages(self, mark: str, limit: int) -> list[tuple[int, str, str, str]]:
-        """(pk, user_id, content, the previous message's content) past the mark, oldest first."""
+    async def unindexed_messages(self, mark: str, limit: int, *, owner: str | None = None,
+                                 lease: float = 60.0) -> list[tuple[int, str, str, str]]:
+        """(pk, user_id, content, the previous message's content) past the mark, oldest first (``owner``
+        and ``lease`` as in ``unindexed``)."""
 
-    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int) -> None:
-        """Write ``(pk, terms, context terms)`` and move the mark, in one transaction."""
+    async def renew_index_claim(self, mark: str, owner: str, *, lease: float = 60.0) -> bool:
+        """Keep ``owner``'s batch of the index ``mark`` for ``lease`` more seconds; False if it lost it."""
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int,
+                                  owner: str | None = None) -> bool:
+        """Write ``(pk, terms, context terms)`` and move the mark, in one transaction. With ``owner``:
+        only while its claim on the batch holds; False (nothing written) once another owner took it."""
 
     async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str: ...
 
     async def add_vectors(self, table: str, rows: Sequence[tuple[int, str, Sequence[float]]], *, mark: str,
-                          last_pk: int) -> None:
-        """Write the vectors and move the index mark in one transaction (each row indexed once)."""
+                          last_pk: int, owner: str | None = None) -> bool:
+        """Write the vectors and move the index mark in one transaction (each row indexed once); with
+        ``owner`` as in ``index_message_terms``."""
 
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         """The ``k`` nearest of one user's vectors (cosine distance, lower is better)."""

@@ -111,6 +111,8 @@ async def clear(store: Store) -> None:
     await store.drop_vector_tables()
     for table in ("memory_terms", "message_terms", "index_marks", *reversed([t for t, _, _ in TABLES])):
         await side.statement(f"DELETE FROM {table}")
+    if side.pg:  # batches claimed by replicas' indexers were ranges of the rows just deleted
+        await side.statement("DELETE FROM index_claims")
 
 
 async def copy_store(source: Store, target: Store, say: Callable[[str], None] = lambda _: None) -> Report:

@@ -6,12 +6,9 @@ transaction on one pooled connection; the SQL lives per concept in ``postgres_se
 
 Statements are bounded by a server-side ``statement_timeout`` (``?statement_timeout=30`` seconds).
 After the server restarts, the pool's dead connections are replaced on the next call: a call that
-meets a dropped connection is retried once on a fresh one; while the server is down calls fail at
-once with a ``StorageError`` that says so, and work again when it is back.
-
-URL forms (``storage.url``; ``${VAR}`` expands in hub.json like everywhere else):
-``postgresql://user:pass@host:5432/db``, ``postgresql://user@/db?host=/run/postgresql`` (a socket
-directory, as libpq takes it), plus the hub's own options ``pool_size`` and ``statement_timeout``.
+meets a dropped connection is retried once on a fresh one (a write under its idempotency key, so it
+applies once: ``postgres_transactions``); while the server is down calls fail at once with a
+``StorageError`` that says so, and work again when it is back. URL forms: ``postgres_url``.
 """
 
 from __future__ import annotations
@@ -20,18 +17,20 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
 import asyncpg
 
 from hermes_hub.errors import StorageError
 from hermes_hub.storage import postgres_audit as audit_sql
+from hermes_hub.storage import postgres_indexing as claims_sql
 from hermes_hub.storage import postgres_jobs as jobs_sql
 from hermes_hub.storage import postgres_memory as mem_sql
 from hermes_hub.storage import postgres_schema as schema
 from hermes_hub.storage import postgres_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
+from hermes_hub.storage.postgres_transactions import Answer, Pruner, new_key, write_once
+from hermes_hub.storage.postgres_url import parse_url, redact
 from hermes_hub.storage.records import (
     AuditRecord,
     ExtractionJob,
@@ -52,7 +51,9 @@ POOL_SIZE = 10
 STATEMENT_TIMEOUT = 30.0  # seconds
 CONNECT_TIMEOUT = 10.0
 CLOSE_TIMEOUT = 10.0
-OPTIONS = {"pool_size", "statement_timeout"}
+UNCONFIRMED = ("; this write's COMMIT was sent but never confirmed, so it may have been applied: read the data "
+               "back before writing it again")
+INDEX_LEASE = 60.0  # seconds a replica holds a batch of background indexing without renewing it
 # a connection that died under a call (server restart, network cut): retry once on a fresh one
 _DROPPED = (asyncpg.exceptions.ConnectionDoesNotExistError, asyncpg.exceptions.AdminShutdownError,
             asyncpg.exceptions.CannotConnectNowError, asyncpg.exceptions.ConnectionFailureError,
@@ -61,29 +62,10 @@ _UNREACHABLE = (OSError, TimeoutError, asyncpg.exceptions.CannotConnectNowError,
                 asyncpg.exceptions.ConnectionFailureError)
 
 
-def redact(url: str) -> str:
-    parts = urlsplit(url)
-    return url.replace(f":{parts.password}@", ":***@") if parts.password else url
-
-
-def parse_url(url: str) -> tuple[str, dict[str, float]]:
-    """The DSN asyncpg gets (the hub's own options removed) and those options; ``StorageError`` if bad."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    ours = {k: v for k, v in query if k in OPTIONS}
-    options: dict[str, float] = {}
-    for key, value in ours.items():
-        try:
-            options[key] = float(value)
-        except ValueError:
-            raise StorageError(f"storage.url {redact(url)!r}: {key}={value!r} is not a number; write e.g. "
-                               f"?pool_size=10&statement_timeout=30") from None
-        if options[key] <= 0:
-            raise StorageError(f"storage.url {redact(url)!r}: {key} must be positive")
-    scheme = "postgresql"
-    dsn = urlunsplit((scheme, parts.netloc, parts.path, urlencode([(k, v) for k, v in query if k not in OPTIONS]),
-                      parts.fragment))
-    return dsn, options
+async def _keep_session(conn: Any) -> None:
+    """A connection back in the pool keeps its session (asyncpg's default reset costs a round trip per
+    call): the store sets nothing beyond a transaction (``SET LOCAL``, transaction-scoped advisory
+    locks), and asyncpg still rolls back a transaction left open."""
 
 
 class PostgresStore:
@@ -96,16 +78,21 @@ class PostgresStore:
         self._dsn, options = parse_url(url)
         self.pool_size = int(options.get("pool_size", POOL_SIZE))
         self.statement_timeout = options.get("statement_timeout", STATEMENT_TIMEOUT)
+        self._idle_timeout = max(self.statement_timeout, 5.0)  # never shorter than a busy machine's pause
         self._pool: Any = None
         self._closed = False
+        self._pruner = Pruner()
         self.migrations_applied: list[str] = []
 
     async def _open(self) -> None:
         try:
             self._pool = await asyncpg.create_pool(
                 self._dsn, min_size=1, max_size=self.pool_size, timeout=CONNECT_TIMEOUT,
-                command_timeout=self.statement_timeout + 5,
+                command_timeout=self.statement_timeout + 5, reset=_keep_session,
                 server_settings={"statement_timeout": str(int(self.statement_timeout * 1000)),
+                                 # a transaction orphaned by a cut link (its client gone unheard) ends by
+                                 # then, so the retry of its write, waiting on its key, goes on
+                                 "idle_in_transaction_session_timeout": str(int(self._idle_timeout * 1000)),
                                  "application_name": "hermes-hub"})
         except asyncpg.exceptions.InvalidCatalogNameError as exc:
             raise StorageError(f"cannot open {self.url}: {exc}. Create it first (createdb), or fix the database "
@@ -131,26 +118,35 @@ class PostgresStore:
                 self._pool.terminate()
 
     async def _run(self, fn: Callable[..., Awaitable[T]], *args: Any, write: bool = True) -> T:
-        """``fn(conn, *args)`` in one transaction; once more on a fresh connection if the first one died."""
+        """``fn(conn, *args)`` in one transaction; once more on a fresh connection if the first one died.
+
+        A write is retried under the same key (``postgres_transactions``): if its first COMMIT was
+        applied and only the answer lost, the retry finds the key and returns the first answer."""
+        key, answer = new_key(), Answer()
         for attempt in (1, 2):
             if self._closed:
                 raise StorageError(f"the store {self.url} is closed")
             try:
                 async with self._pool.acquire(timeout=CONNECT_TIMEOUT) as conn:
-                    async with conn.transaction(readonly=not write):
-                        return await fn(conn, *args)
+                    if not write:
+                        async with conn.transaction(readonly=True):
+                            return await fn(conn, *args)
+                    await self._pruner.maybe(conn)
+                    return await write_once(conn, key, answer, fn, *args)
             except asyncpg.exceptions.QueryCanceledError as exc:
                 raise StorageError(f"a database statement took longer than {self.statement_timeout:g} s and was "
                                    f"cancelled ({exc}); raise ?statement_timeout= in storage.url if it is "
-                                   "expected") from exc
-            except _DROPPED as exc:
-                if attempt == 2 or isinstance(exc, _UNREACHABLE):
-                    raise StorageError(f"PostgreSQL at {self.url} is unavailable ({type(exc).__name__}: {exc}); "
-                                       "calls work again once it is back") from exc
-            except (OSError, TimeoutError) as exc:
-                raise StorageError(f"PostgreSQL at {self.url} is unavailable ({type(exc).__name__}: {exc}); "
-                                   "calls work again once it is back") from exc
+                                   f"expected{UNCONFIRMED if answer.known else ''}") from exc
+            except (*_DROPPED, OSError, TimeoutError) as exc:
+                if attempt == 1 and (answer.known or not isinstance(exc, _UNREACHABLE)):
+                    continue  # a dropped connection, or a COMMIT sent and not confirmed: the retry finds out
+                raise self._unavailable(exc, answer) from exc
         raise AssertionError("unreachable")
+
+    def _unavailable(self, exc: BaseException, answer: Answer) -> StorageError:
+        message = (f"PostgreSQL at {self.url} is unavailable ({type(exc).__name__}: {exc}); calls work again "
+                   "once it is back")
+        return StorageError(message + (UNCONFIRMED if answer.known else ""))
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(fn, *args, write=False)
@@ -300,21 +296,31 @@ class PostgresStore:
     async def pending_index(self, source: str, mark: str) -> int:
         return await self._read(mem_sql.pending, source, mark)
 
-    async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]:
+    async def unindexed(self, source: str, mark: str, limit: int, *, owner: str | None = None,
+                        lease: float = INDEX_LEASE) -> list[tuple[int, str, str]]:
+        if owner is not None:  # claimed per batch: replicas sharing the database never index a row twice
+            return await self._run(mem_sql.claim_rows, source, mark, owner, lease, limit)
         return await self._read(mem_sql.unindexed, source, mark, limit)
 
-    async def unindexed_messages(self, mark: str, limit: int) -> list[tuple[int, str, str, str]]:
+    async def unindexed_messages(self, mark: str, limit: int, *, owner: str | None = None,
+                                 lease: float = INDEX_LEASE) -> list[tuple[int, str, str, str]]:
+        if owner is not None:
+            return await self._run(mem_sql.claim_messages, mark, owner, lease, limit)
         return await self._read(mem_sql.unindexed_messages, mark, limit)
 
-    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int) -> None:
-        await self._run(mem_sql.index_message_terms, list(rows), mark, last_pk)
+    async def renew_index_claim(self, mark: str, owner: str, *, lease: float = INDEX_LEASE) -> bool:
+        return await self._run(claims_sql.renew, mark, owner, lease)
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int,
+                                  owner: str | None = None) -> bool:
+        return await self._run(mem_sql.index_message_terms, list(rows), mark, last_pk, owner)
 
     async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str:
         return await self._run(mem_sql.ensure_vector_table, source, embedder, dims)
 
     async def add_vectors(self, table: str, rows: Sequence[tuple[int, str, Sequence[float]]], *, mark: str,
-                          last_pk: int) -> None:
-        await self._run(mem_sql.add_vectors, table, list(rows), mark, last_pk)
+                          last_pk: int, owner: str | None = None) -> bool:
+        return await self._run(mem_sql.add_vectors, table, list(rows), mark, last_pk, owner)
 
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         return await self._read(mem_sql.nearest, table, user_id, vector, k)

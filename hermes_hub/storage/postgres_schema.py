@@ -190,7 +190,69 @@ async def p002_summary_jobs(db: Connection) -> None:
     await db.execute("CREATE INDEX summary_jobs_ready ON summary_jobs (state, not_before)")
 
 
-MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs]
+async def p003_write_keys_and_index_claims(db: Connection) -> None:
+    """Keys that make a retried write apply once (``postgres_transactions``), and the batches of
+    background indexing that replicas claim (``postgres_indexing``)."""
+    await db.execute("CREATE TABLE write_keys (key uuid PRIMARY KEY, "
+                     "at double precision NOT NULL DEFAULT date_part('epoch', clock_timestamp()))")
+    await db.execute("CREATE INDEX write_keys_by_age ON write_keys (at)")
+    await db.execute("""CREATE TABLE index_claims (
+        name          text NOT NULL,
+        after_pk      bigint NOT NULL,
+        last_pk       bigint NOT NULL,
+        owner         text NOT NULL,
+        claimed_until double precision NOT NULL,
+        done          boolean NOT NULL DEFAULT false,
+        PRIMARY KEY (name, after_pk))""")
+
+
+# One append in one round trip (``postgres_sessions.append_messages``): the checks and writes that took
+# six statements. Errors carry the hub's own SQLSTATEs: HHNF1 no such session of this user, HHBS1
+# the session is locked by another writer, HHBS2 the caller's lock expired.
+_APPEND_FUNCTION = """
+CREATE FUNCTION hermes_append(p_user text, p_session text, p_owner text, p_ids text[], p_roles text[],
+    p_contents text[], p_created double precision[], p_tool_calls text[], p_tool_call_ids text[],
+    p_metadata text[]) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    last_seq integer;
+    holder text;
+    live boolean;
+BEGIN
+    PERFORM pg_advisory_xact_lock(1836279667);  -- postgres_sessions.APPEND_LOCK: keys visible in key order
+    PERFORM 1 FROM sessions WHERE id = p_session AND user_id = p_user FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no session %', p_session USING ERRCODE = 'HHNF1';
+    END IF;
+    SELECT owner, expires_at > date_part('epoch', clock_timestamp()) INTO holder, live
+        FROM session_locks WHERE session_id = p_session;
+    IF p_owner IS NULL AND coalesce(live, false) THEN
+        RAISE EXCEPTION 'session % is locked', p_session USING ERRCODE = 'HHBS1';
+    ELSIF p_owner IS NOT NULL AND (NOT coalesce(live, false) OR holder <> p_owner) THEN
+        RAISE EXCEPTION 'lock on session % expired', p_session USING ERRCODE = 'HHBS2';
+    END IF;
+    SELECT coalesce(max(seq), 0) INTO last_seq FROM messages WHERE session_id = p_session;
+    IF coalesce(array_length(p_ids, 1), 0) = 0 THEN
+        RETURN last_seq;
+    END IF;
+    INSERT INTO messages (id, session_id, user_id, seq, role, content, created_at, tool_calls, tool_call_id,
+                          metadata)
+        SELECT u.id, p_session, p_user, last_seq + u.ord, u.role, u.content, u.created, u.calls, u.call_id, u.meta
+        FROM unnest(p_ids, p_roles, p_contents, p_created, p_tool_calls, p_tool_call_ids, p_metadata)
+             WITH ORDINALITY AS u(id, role, content, created, calls, call_id, meta, ord)
+        ORDER BY u.ord;
+    UPDATE sessions SET message_count = message_count + array_length(p_ids, 1),
+                        updated_at = greatest(updated_at, (SELECT max(c) FROM unnest(p_created) c))
+        WHERE id = p_session;
+    RETURN last_seq;
+END $$"""
+
+
+async def p004_append_function(db: Connection) -> None:
+    await db.execute(_APPEND_FUNCTION)
+
+
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs,
+                                                             p003_write_keys_and_index_claims, p004_append_function]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

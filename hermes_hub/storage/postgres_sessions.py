@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import asyncpg
+
 from hermes_hub.errors import InvalidInput, SessionBusy
 from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import MessageRecord, NewMessage, SearchHit, SessionRecord
@@ -92,24 +94,26 @@ async def _lock_session(db: Connection, user_id: str, session_id: str) -> None:
 
 async def append_messages(db: Connection, user_id: str, session_id: str, messages: Sequence[NewMessage],
                           lease: Lease | None) -> list[MessageRecord]:
-    await db.execute("SELECT pg_advisory_xact_lock($1)", APPEND_LOCK)
-    await _lock_session(db, user_id, session_id)
-    await _refuse_if_locked(db, session_id, lease)
-    last = await db.fetchval("SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = $1", session_id)
-    rows, out = [], []
-    for seq, m in enumerate(messages, start=last + 1):
-        rows.append((m.id, session_id, user_id, seq, m.role, m.content, ts(m.created_at),
-                     _dumps(m.tool_calls) if m.tool_calls else None, m.tool_call_id,
-                     _dumps(m.metadata) if m.metadata else None))
-        out.append(MessageRecord(m.id, session_id, user_id, seq, m.role, m.content, m.created_at,
-                                 list(m.tool_calls), m.tool_call_id, dict(m.metadata)))
-    if not rows:
-        return out
-    await db.executemany("INSERT INTO messages (id, session_id, user_id, seq, role, content, created_at, tool_calls, "
-                         "tool_call_id, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", rows)
-    await db.execute("UPDATE sessions SET message_count = message_count + $1, updated_at = greatest(updated_at, $2) "
-                     "WHERE id = $3", len(out), ts(max(m.created_at for m in messages)), session_id)
-    return out
+    """One call of ``hermes_append`` (migration p004): lock, checks, seqs, rows and counts, one round trip."""
+    if lease is not None and lease.session_id != session_id:
+        raise InvalidInput(f"the lease passed is for session '{lease.session_id}', not '{session_id}'")
+    try:
+        last = await db.fetchval(
+            "SELECT hermes_append($1, $2, $3, $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], "
+            "$9::text[], $10::text[])", user_id, session_id, None if lease is None else lease.owner,
+            [m.id for m in messages], [m.role for m in messages], [m.content for m in messages],
+            [ts(m.created_at) for m in messages], [_dumps(m.tool_calls) if m.tool_calls else None for m in messages],
+            [m.tool_call_id for m in messages], [_dumps(m.metadata) if m.metadata else None for m in messages])
+    except asyncpg.PostgresError as exc:
+        if exc.sqlstate == "HHNF1":
+            raise not_found(session_id) from None
+        if exc.sqlstate == "HHBS1":
+            raise SessionBusy(session_id) from None
+        if exc.sqlstate == "HHBS2":
+            raise SessionBusy(session_id, "your lock expired while held; take it again before writing") from None
+        raise
+    return [MessageRecord(m.id, session_id, user_id, seq, m.role, m.content, m.created_at, list(m.tool_calls),
+                          m.tool_call_id, dict(m.metadata)) for seq, m in enumerate(messages, start=last + 1)]
 
 
 async def import_session(db: Connection, rec: SessionRecord, messages: Sequence[NewMessage]) -> list[MessageRecord]:

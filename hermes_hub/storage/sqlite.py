@@ -304,21 +304,31 @@ class SQLiteStore(jobs_sql.QueueMethods):
     async def pending_index(self, source: str, mark: str) -> int:
         return await self._read(mem_sql.pending, source, mark)
 
-    async def unindexed(self, source: str, mark: str, limit: int) -> list[tuple[int, str, str]]:
+    # One process writes a SQLite file, so a batch is "claimed" by reading it: ``owner`` and ``lease``
+    # are for stores that several replicas share (PostgreSQL).
+    async def unindexed(self, source: str, mark: str, limit: int, *, owner: str | None = None,
+                        lease: float = 60.0) -> list[tuple[int, str, str]]:
         return await self._read(mem_sql.unindexed, source, mark, limit)
 
-    async def unindexed_messages(self, mark: str, limit: int) -> list[tuple[int, str, str, str]]:
+    async def unindexed_messages(self, mark: str, limit: int, *, owner: str | None = None,
+                                 lease: float = 60.0) -> list[tuple[int, str, str, str]]:
         return await self._read(mem_sql.unindexed_messages, mark, limit)
 
-    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int) -> None:
+    async def renew_index_claim(self, mark: str, owner: str, *, lease: float = 60.0) -> bool:
+        return True
+
+    async def index_message_terms(self, rows: Sequence[tuple[int, str, str]], *, mark: str, last_pk: int,
+                                  owner: str | None = None) -> bool:
         await self._write(mem_sql.index_message_terms, list(rows), mark, last_pk)
+        return True
 
     async def ensure_vector_table(self, source: str, embedder: str, dims: int) -> str:
         return await self._write(mem_sql.ensure_vector_table, source, embedder, dims)
 
     async def add_vectors(self, table: str, rows: Sequence[tuple[int, str, Sequence[float]]], *, mark: str,
-                          last_pk: int) -> None:
+                          last_pk: int, owner: str | None = None) -> bool:
         await self._write(mem_sql.add_vectors, table, list(rows), mark, last_pk)
+        return True
 
     async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
         return await self._read(mem_sql.nearest, table, user_id, vector, k)

@@ -14,9 +14,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hermes_hub.errors import SessionBusy, StorageError
 from hermes_hub.storage import Store, open_store
-from hermes_hub.storage.records import MemoryEvent, MemoryRecord, NewMessage, SessionRecord, utcnow
+from hermes_hub.storage.records import AuditRecord, MemoryEvent, MemoryRecord, NewMessage, SessionRecord, utcnow
 from hermes_hub.storage.terms import index_text, match_query
 from tests.postgres import new_database, start, stop
+from tests.storage.commit_cutter import CommitCutter
 from tests.support import PROJECT
 
 
@@ -45,8 +46,9 @@ async def test_replicas_opening_a_new_database_at_once_migrate_it_exactly_once(p
                 tg.start_soon(replica)
         async with open_store(pg_url) as store:
             recorded = await store.raw("SELECT version, name FROM schema_migrations ORDER BY version")
-    assert sorted(applied) == [[], [], ["p001_schema", "p002_summary_jobs"]]
-    assert recorded == [(1, "p001_schema"), (2, "p002_summary_jobs")]
+    names = ["p001_schema", "p002_summary_jobs", "p003_write_keys_and_index_claims", "p004_append_function"]
+    assert sorted(applied) == [[], [], names]
+    assert recorded == list(enumerate(names, start=1))
 
 
 async def test_a_lock_held_by_a_killed_replica_is_busy_at_once_then_free_after_its_lease(pg_url: str):
@@ -120,6 +122,39 @@ async def test_every_acknowledged_append_survives_a_replica_killed_mid_burst(pg_
         seqs = [r[0] for r in await store.raw("SELECT seq FROM messages WHERE session_id = $1 ORDER BY seq", [sid])]
     assert set(acked) <= stored and len(stored) - len(acked) <= 1
     assert seqs == list(range(1, len(seqs) + 1))
+
+
+@pytest.mark.parametrize("cut", ["after", "before"])
+async def test_a_write_whose_commit_answer_is_lost_is_applied_exactly_once_and_answered(pg_url: str, cut: str):
+    """The link is cut at COMMIT, after the server applied it or before it saw it: the retry applies
+    the write once in both cases and answers with what was stored."""
+    async with CommitCutter(pg_url) as proxy, open_store(proxy.url) as store:
+        sid = await session(store)
+        with anyio.fail_after(20):
+            proxy.arm(cut)
+            appended = await store.append_messages("alice", sid, [NewMessage("m1", "user", "hi", utcnow())])
+            proxy.arm(cut)
+            audit_id = await store.add_audit(AuditRecord(utcnow(), "alice", "echo", "ok", 1.0, arguments={"x": 1}))
+        messages = await store.raw("SELECT id, seq FROM messages WHERE session_id = $1", [sid])
+        audits = await store.raw("SELECT id FROM audit")
+        count = (await store.get_session("alice", sid)).message_count
+    assert proxy.cuts == 2
+    assert [m.seq for m in appended] == [1] and messages == [("m1", 1)] and count == 1
+    assert audits == [(audit_id,)]
+
+
+async def test_a_write_whose_outcome_cannot_be_learned_says_so(pg_url: str):
+    async with CommitCutter(pg_url) as proxy:
+        async with open_store(proxy.url) as store:
+            sid = await session(store)
+            proxy.arm("after")
+            proxy.refuse_new()  # the retry cannot reach the server to look the write up
+            with anyio.fail_after(20):
+                with pytest.raises(StorageError, match="COMMIT was sent but never confirmed, so it may have been "
+                                                       "applied: read the data back"):
+                    await store.append_messages("alice", sid, [NewMessage("m1", "user", "hi", utcnow())])
+    async with open_store(pg_url) as store:
+        assert await store.raw("SELECT id FROM messages WHERE session_id = $1", [sid]) == [("m1",)]
 
 
 async def test_calls_fail_clearly_while_the_server_is_down_and_work_again_after():

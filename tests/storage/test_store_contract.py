@@ -320,3 +320,17 @@ async def test_a_summary_job_whose_holder_died_is_taken_over_and_the_old_holder_
     assert await store.claim_summary("alive", lease=30) is None
     assert (await store.get_session("alice", sid)).summary == ""
     assert (await store.summary_counts()).get("failed") == 1
+
+
+async def test_a_claimed_index_batch_finished_by_its_owner_moves_the_mark_past_it(store: Store):
+    sid = await new_session(store)
+    await store.append_messages("alice", sid, [msg(f"note {i}") for i in range(5)])
+    batch = await store.unindexed_messages("terms_test", 3, owner="indexer-a", lease=30)
+    assert [content for _, _, content, _ in batch] == ["note 0", "note 1", "note 2"]
+    assert await store.renew_index_claim("terms_test", "indexer-a", lease=30)
+    assert await store.index_message_terms([(pk, c, p) for pk, _, c, p in batch], mark="terms_test",
+                                           last_pk=batch[-1][0], owner="indexer-a")
+    rest = await store.unindexed_messages("terms_test", 10, owner="indexer-a", lease=30)
+    assert await store.index_mark("terms_test") == batch[-1][0]
+    assert [content for _, _, content, _ in rest] == ["note 3", "note 4"]
+    assert await store.pending_index("messages", "terms_test") == 2
