@@ -35,6 +35,7 @@ from hermes_hub.storage.locks import Lease, hold
 from hermes_hub.storage.records import (
     AuditRecord,
     ExtractionJob,
+    LoginRecord,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -225,6 +226,21 @@ class PostgresStore:
 
     async def revoke_token(self, token_id: str, *, at: datetime) -> bool:
         return await self._run(audit_sql.revoke_token, token_id, at)
+
+    async def add_login(self, record: LoginRecord) -> None:
+        await self._run(audit_sql.add_login, record)
+
+    async def find_login(self, id_hash: str) -> LoginRecord | None:
+        return await self._read(audit_sql.find_login, id_hash)
+
+    async def touch_login(self, id_hash: str, *, at: datetime) -> None:
+        await self._run(audit_sql.touch_login, id_hash, at)
+
+    async def delete_login(self, id_hash: str) -> bool:
+        return await self._run(audit_sql.delete_login, id_hash)
+
+    async def prune_logins(self, *, seen_before: datetime, created_before: datetime) -> int:
+        return await self._run(audit_sql.prune_logins, seen_before, created_before)
 
     async def add_audit(self, record: AuditRecord) -> int:
         return await self._run(audit_sql.add_audit, record)

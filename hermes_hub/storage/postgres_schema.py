@@ -190,7 +190,17 @@ async def p002_summary_jobs(db: Connection) -> None:
     await db.execute("CREATE INDEX summary_jobs_ready ON summary_jobs (state, not_before)")
 
 
-MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs]
+async def p003_status_logins(db: Connection) -> None:
+    """SQLite's m011: the status page's login sessions (hashes only)."""
+    await db.execute("""CREATE TABLE status_logins (
+        id_hash    text PRIMARY KEY,
+        token_hash text NOT NULL,
+        user_id    text NOT NULL,
+        created_at double precision NOT NULL,
+        seen_at    double precision NOT NULL)""")
+
+
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs, p003_status_logins]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

@@ -45,8 +45,8 @@ async def test_replicas_opening_a_new_database_at_once_migrate_it_exactly_once(p
                 tg.start_soon(replica)
         async with open_store(pg_url) as store:
             recorded = await store.raw("SELECT version, name FROM schema_migrations ORDER BY version")
-    assert sorted(applied) == [[], [], ["p001_schema", "p002_summary_jobs"]]
-    assert recorded == [(1, "p001_schema"), (2, "p002_summary_jobs")]
+    assert sorted(applied) == [[], [], ["p001_schema", "p002_summary_jobs", "p003_status_logins"]]
+    assert recorded == [(1, "p001_schema"), (2, "p002_summary_jobs"), (3, "p003_status_logins")]
 
 
 async def test_a_lock_held_by_a_killed_replica_is_busy_at_once_then_free_after_its_lease(pg_url: str):
