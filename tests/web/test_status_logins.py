@@ -4,16 +4,14 @@ revocation across replicas, and wrong tokens limited per client address."""
 from __future__ import annotations
 
 import hashlib
-import sys
 
-import anyio
 import httpx2
 import pytest
 
 from hermes_hub.storage import open_store
 from tests.postgres import new_database
-from tests.support import PROJECT, Served, serve_process
-from tests.web.pages import TOKENS, base_url, hub_config
+from tests.support import serve_process
+from tests.web.pages import TOKENS, base_url, cli, hub_config, store_token
 
 pytestmark = pytest.mark.anyio
 
@@ -30,14 +28,6 @@ def session_cookie(response: httpx2.Response) -> dict[str, str]:
     name, _, value = response.headers["set-cookie"].split(";")[0].partition("=")
     assert name == "hermes_status"
     return {"Cookie": f"{name}={value}"}
-
-
-async def cli(served: Served, *args: str) -> str:
-    """``hermes-hub ARGS --config <the hub's hub.json>``: its stdout."""
-    done = await anyio.run_process([sys.executable, "-m", "hermes_hub", *args, "--config", str(served.config)],
-                                   cwd=PROJECT, check=False)
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout.decode()
 
 
 async def test_the_cookie_holds_a_random_login_id_not_the_token_and_the_store_keeps_only_hashes(tmp_path):
@@ -84,10 +74,8 @@ async def test_a_login_opened_on_one_replica_works_on_the_other_and_ends_on_both
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with serve_process(config, tmp_path / "a") as a, serve_process(config, tmp_path / "b") as b:
-        await cli(a, "token", "create", "dave")  # still live after carol's is revoked: tokens stay required
-        token = (await cli(a, "token", "create", "carol")).strip()
-        token_id = next(line.split()[0] for line in (await cli(a, "token", "list")).splitlines()
-                        if "carol" in line)
+        await store_token(a, "dave")  # still live after carol's is revoked: tokens stay required
+        token, token_id = await store_token(a, "carol")
         url_a, url_b = base_url(a.url), base_url(b.url)
         async with httpx2.AsyncClient(timeout=10) as http:
             cookie = session_cookie(await log_in(http, url_a, token))
