@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import math
 import secrets
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from hermes_hub.web.throttle import Throttle
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
+log = logging.getLogger("hermes_hub.web")
 COOKIE = "hermes_status"
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 
@@ -88,7 +90,7 @@ class Access:
             self.check_throttle(request)
             found = await self.hub.authenticator.identify(token.strip())
             if found is None:
-                self.throttle.failed(client_address(request))
+                self._failed(request)
                 return None
             return Viewer(found, token.strip(), by_header=True)
         session_id = request.cookies.get(COOKIE, "")
@@ -100,9 +102,16 @@ class Access:
         self.check_throttle(request)
         opened = await self.logins.open(token) if token else None
         if opened is None:
-            self.throttle.failed(client_address(request))
+            self._failed(request)
             return None
         return opened[0]
+
+    def _failed(self, request: Request) -> None:
+        address = client_address(request)
+        self.throttle.failed(address)
+        if wait := self.throttle.wait(address):  # just crossed the limit: tell the operator, once per lockout
+            log.warning("status page: %d wrong tokens from %s within %g s; refusing it for %.0f s",
+                        self.throttle.limit, address, self.throttle.window, wait)
 
     def csrf(self, viewer: Viewer) -> str:
         return hmac.new(viewer.credential.encode(), b"hermes-hub status csrf", hashlib.sha256).hexdigest()

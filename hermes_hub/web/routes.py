@@ -26,7 +26,7 @@ from hermes_hub.errors import HubError, NotFound
 from hermes_hub.web import view
 from hermes_hub.web.access import COOKIE, Access, Throttled, Viewer
 from hermes_hub.web.activity import sparkline
-from hermes_hub.web.logins import LIFETIME
+from hermes_hub.web.logins import IDLE, LIFETIME
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -76,8 +76,8 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
             return _page("login.html", 403, error="This hub has no tokens, so it answers on 127.0.0.1 or "
                                                   "localhost only; open the page at that address.", form=False)
         if error is None and request.cookies.get(COOKIE):
-            error = ("Your login has ended (logged out, idle for 12 hours, older than 7 days, or its token was "
-                     "revoked): log in again.")
+            error = (f"Your login has ended (logged out, idle for {IDLE.total_seconds() / 3600:g} hours, older "
+                     f"than {LIFETIME.days} days, or its token was revoked): log in again.")
         response = _page("login.html", 401, error=error, form=True)
         if request.cookies.get(COOKIE):
             response.delete_cookie(COOKIE, path="/status")
@@ -128,6 +128,8 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
         if not await access.tokens_required():
             return RedirectResponse("/status", 303)
         session_id = await access.log_in(request, token)
+        if session_id is not None and (old := request.cookies.get(COOKIE)):
+            await access.logins.close(old)  # a second login in this browser replaces the first
         if session_id is None:
             return await _login(request, "That token is not valid (or was revoked). Create one with "
                                          "`hermes-hub token create USER`.")

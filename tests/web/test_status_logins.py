@@ -20,8 +20,10 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def log_in(http: httpx2.AsyncClient, url: str, token: str) -> httpx2.Response:
-    return await http.post(f"{url}/status/login", data={"token": token})
+async def log_in(http: httpx2.AsyncClient, url: str, token: str, cookie: dict[str, str] | None = None) -> httpx2.Response:
+    """Log in as a new browser would (no cookie), or as the one holding ``cookie``."""
+    http.cookies.clear()
+    return await http.post(f"{url}/status/login", data={"token": token}, headers=cookie or {})
 
 
 def session_cookie(response: httpx2.Response) -> dict[str, str]:
@@ -60,11 +62,15 @@ async def test_logging_out_ends_the_session_for_that_cookie_for_good(tmp_path):
             after = await http.get(f"{url}/status.json", headers=cookie)
             page = await http.get(f"{url}/status", headers=cookie)
             still = await http.get(f"{url}/status.json", headers=other)
+            again = session_cookie(await log_in(http, url, TOKENS["alice"], cookie=other))  # same browser again
+            replaced = await http.get(f"{url}/status.json", headers=other)
+            current = await http.get(f"{url}/status.json", headers=again)
     assert before.status_code == 200 and before.json()["viewer"]["user"] == "alice"
     assert out.status_code == 303 and 'hermes_status=""' in out.headers["set-cookie"]
     assert after.status_code == 401 and "alpha" not in after.text
     assert page.status_code == 401 and "log in again" in page.text and 'name="token"' in page.text
     assert still.status_code == 200  # logging out one browser leaves the others
+    assert replaced.status_code == 401 and current.status_code == 200  # a new login in a browser ends its old one
 
 
 async def test_a_login_opened_on_one_replica_works_on_the_other_and_ends_on_both_when_its_token_is_revoked(
