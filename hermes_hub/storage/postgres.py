@@ -32,10 +32,10 @@ from hermes_hub.storage import postgres_memory as mem_sql
 from hermes_hub.storage import postgres_schema as schema
 from hermes_hub.storage import postgres_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
+from hermes_hub.storage.logins import LoginMethods
 from hermes_hub.storage.records import (
     AuditRecord,
     ExtractionJob,
-    LoginRecord,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -87,10 +87,11 @@ def parse_url(url: str) -> tuple[str, dict[str, float]]:
     return dsn, options
 
 
-class PostgresStore:
+class PostgresStore(LoginMethods):
     """A ``Store`` on a PostgreSQL database. Use ``open_postgres(url)`` (or ``open_store(url)``)."""
 
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
+    _login_sql = audit_sql
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)
@@ -155,6 +156,8 @@ class PostgresStore:
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(fn, *args, write=False)
+
+    _write = _run  # the name the shared parts (``LoginMethods``) call
 
     async def raw(self, statement: str, params: Sequence[Any] = (), *, write: bool = False) -> list[tuple[Any, ...]]:
         """Run one SQL statement (diagnostics, backend tests)."""
@@ -226,21 +229,6 @@ class PostgresStore:
 
     async def revoke_token(self, token_id: str, *, at: datetime) -> bool:
         return await self._run(audit_sql.revoke_token, token_id, at)
-
-    async def add_login(self, record: LoginRecord) -> None:
-        await self._run(audit_sql.add_login, record)
-
-    async def find_login(self, id_hash: str) -> LoginRecord | None:
-        return await self._read(audit_sql.find_login, id_hash)
-
-    async def touch_login(self, id_hash: str, *, at: datetime) -> None:
-        await self._run(audit_sql.touch_login, id_hash, at)
-
-    async def delete_login(self, id_hash: str) -> bool:
-        return await self._run(audit_sql.delete_login, id_hash)
-
-    async def prune_logins(self, *, seen_before: datetime, created_before: datetime) -> int:
-        return await self._run(audit_sql.prune_logins, seen_before, created_before)
 
     async def add_audit(self, record: AuditRecord) -> int:
         return await self._run(audit_sql.add_audit, record)

@@ -37,9 +37,9 @@ from hermes_hub.storage import sqlite_memory as mem_sql
 from hermes_hub.storage import sqlite_runs as runs_sql
 from hermes_hub.storage import sqlite_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
+from hermes_hub.storage.logins import LoginMethods
 from hermes_hub.storage.records import (
     AuditRecord,
-    LoginRecord,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -59,8 +59,10 @@ CLOSE_TIMEOUT = 10.0  # teardown waits this long for in-flight statements, then 
 MMAP_BYTES = 256 * 1024 * 1024  # readers map the file: a page not in the SQLite cache costs a memory read, not a copy
 
 
-class SQLiteStore(jobs_sql.QueueMethods):
+class SQLiteStore(jobs_sql.QueueMethods, LoginMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
+
+    _login_sql = audit_sql
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
@@ -237,21 +239,6 @@ class SQLiteStore(jobs_sql.QueueMethods):
 
     async def revoke_token(self, token_id: str, *, at: datetime) -> bool:
         return await self._write(audit_sql.revoke_token, token_id, at)
-
-    async def add_login(self, record: LoginRecord) -> None:
-        await self._write(audit_sql.add_login, record)
-
-    async def find_login(self, id_hash: str) -> LoginRecord | None:
-        return await self._read(audit_sql.find_login, id_hash)
-
-    async def touch_login(self, id_hash: str, *, at: datetime) -> None:
-        await self._write(audit_sql.touch_login, id_hash, at)
-
-    async def delete_login(self, id_hash: str) -> bool:
-        return await self._write(audit_sql.delete_login, id_hash)
-
-    async def prune_logins(self, *, seen_before: datetime, created_before: datetime) -> int:
-        return await self._write(audit_sql.prune_logins, seen_before, created_before)
 
     async def add_audit(self, record: AuditRecord) -> int:
         return await self._write(audit_sql.add_audit, record)
