@@ -2,12 +2,14 @@
 
     host = HOSTS["claude-desktop"]
     path = host.path()                                  # per OS; HERMES_CLAUDE_DESKTOP_CONFIG overrides
-    doc = read_host_file(path, host)                    # HostFileError if it is not a JSON object
+    doc, text = read_json_file(path, host.label)        # HostFileError if it is not a JSON object
     entry = hub_entry(Path("hub.json"), typed=host.typed)
+    write_with_backup(path, jsonfile.render(text, doc, with_entry(doc, host.key, "hermes", entry), host.key))
 
 Claude Desktop, Cursor and Claude Code keep servers under ``mcpServers``; VS Code's ``mcp.json`` keeps
 them under ``servers``, each with ``"type": "stdio"``. Writes keep every other key and server, copy the
-old file to ``<file>.<time>.bak`` first and replace it in one step; bad files are never written.
+old file to ``<file>.<time>.bak`` first and replace it in one step, in the file's own style
+(``jsonfile``: a diff shows only the hub's entry); bad files are never written.
 """
 
 from __future__ import annotations
@@ -71,14 +73,19 @@ HOSTS = {h.name: h for h in (
 
 def read_json_object(path: Path, what: str) -> dict[str, Any] | None:
     """The JSON object in ``path``; None when the file does not exist (or is empty)."""
+    return read_json_file(path, what)[0]
+
+
+def read_json_file(path: Path, what: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object in ``path`` (None when the file does not exist or is empty) and the file's text."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # not read_text: it would turn CRLF line endings into LF
     except FileNotFoundError:
-        return None
+        return None, None
     except (OSError, UnicodeDecodeError) as e:
         raise HostFileError(f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}; nothing was written")
     if not text.strip():
-        return None
+        return None, text
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -87,7 +94,7 @@ def read_json_object(path: Path, what: str) -> dict[str, Any] | None:
             f"not kept: remove them) or move the file away, then run this again. Nothing was written.")
     if not isinstance(doc, dict):
         raise HostFileError(f"{what} {path} must hold a JSON object ({{...}}) at the top; nothing was written")
-    return doc
+    return doc, text
 
 
 def servers_of(doc: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
@@ -126,17 +133,13 @@ def runs_a_hub(entry: Any) -> bool:
     return ("hermes-hub" in names or "hermes_hub" in words) and "serve" in words
 
 
-def diff(old: dict[str, Any] | None, new: dict[str, Any], path: Path) -> str:
-    before = [] if old is None else dump(old).splitlines(keepends=True)
-    return "".join(difflib.unified_diff(before, dump(new).splitlines(keepends=True), f"{path} (now)",
+def diff(old_text: str | None, new_text: str, path: Path) -> str:
+    before = (old_text or "").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, new_text.splitlines(keepends=True), f"{path} (now)",
                                         f"{path} (after)"))
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def write_with_backup(path: Path, new: dict[str, Any]) -> Path | None:
+def write_with_backup(path: Path, text: str) -> Path | None:
     """Copy ``path`` to ``<path>.<time>.bak`` (when it exists), then replace it atomically; the backup."""
     backup = None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +147,7 @@ def write_with_backup(path: Path, new: dict[str, Any]) -> Path | None:
         backup = path.with_name(f"{path.name}.{datetime.now():%Y%m%d-%H%M%S-%f}.bak")
         shutil.copy2(path, backup)
     tmp = path.with_name(f".{path.name}.hermes-tmp")
-    tmp.write_text(dump(new), encoding="utf-8")
+    tmp.write_bytes(text.encode("utf-8"))  # bytes: the file's own line endings, untranslated
     if path.exists():
         shutil.copymode(path, tmp)  # e.g. ~/.claude.json is private: keep it so
     os.replace(tmp, path)

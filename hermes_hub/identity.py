@@ -67,7 +67,10 @@ class Authenticator:
         return self._store is not None and any(t.revoked_at is None for t in await self._store.list_tokens())
 
     async def identify(self, token: str) -> Identity | None:
-        digest = token_hash(token)
+        return await self.identify_hash(token_hash(token))
+
+    async def identify_hash(self, digest: str) -> Identity | None:
+        """The owner of the live token whose ``token_hash`` is ``digest`` (a status-page login keeps only that)."""
         for known, static in self._static.items():
             if hmac.compare_digest(known, digest):
                 return Identity(static.user, static.role)

@@ -27,7 +27,7 @@ def _fail(message: str, code: int = 1) -> None:
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def install(host: str, name: str, config: str, file: Path | None, dry_run: bool) -> None:
     """Add the hub (serve --stdio --config HUB_JSON) to HOST's MCP servers, keeping everything else."""
-    from hermes_hub import hosts
+    from hermes_hub import hosts, jsonfile
     from hermes_hub.config import load_config
 
     target = hosts.HOSTS[host]
@@ -37,7 +37,7 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
         _fail(f"{e}\nfix it first (`hermes-hub check {config}`); nothing was written", 2)
     path = file or target.path()
     try:
-        doc = hosts.read_json_object(path, f"{target.label}'s config")
+        doc, text = hosts.read_json_file(path, f"{target.label}'s config")
         existing = hosts.servers_of(doc or {}, target.key, path).get(name)
         if existing is not None and not hosts.runs_a_hub(existing):
             raise hosts.HostFileError(f"{target.label} already has a server '{name}' that is not this hub "
@@ -46,11 +46,12 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
         if doc is not None and new == doc:
             click.echo(f"'{name}' in {path} is already this hub; nothing changed")
             return
+        new_text = jsonfile.render(text, doc, new, target.key)  # in the file's own style
         if dry_run:
-            click.echo(hosts.diff(doc, new, path), nl=False)
+            click.echo(hosts.diff(text, new_text, path), nl=False)
             click.echo("(dry run: nothing written)", err=True)
             return
-        backup = hosts.write_with_backup(path, new)
+        backup = hosts.write_with_backup(path, new_text)
     except HubError as e:
         _fail(str(e))
     except OSError as e:
@@ -65,7 +66,7 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def import_cmd(source: str, config: str, dry_run: bool) -> None:
     """Bring the MCP servers of a host's config (or of the JSON file at PATH) into hub.json."""
-    from hermes_hub import hosts
+    from hermes_hub import hosts, jsonfile
 
     config_path = Path(config)
     try:
@@ -83,7 +84,7 @@ def import_cmd(source: str, config: str, dry_run: bool) -> None:
         if key is None or key not in doc:
             raise hosts.HostFileError(f"{path} has no 'mcpServers' (or VS Code's 'servers'): nothing to import")
         servers = hosts.servers_of(doc, key, path)
-        hub_doc = hosts.read_json_object(config_path, "hub.json")
+        hub_doc, hub_text = hosts.read_json_file(config_path, "hub.json")
         result = hosts.import_servers(hub_doc, servers, str(path))
         for name in result.added:
             click.echo(f"added {name}")
@@ -94,11 +95,12 @@ def import_cmd(source: str, config: str, dry_run: bool) -> None:
         if not result.added:
             click.echo(f"nothing to add to {config_path}")
             return
+        new_text = jsonfile.render(hub_text, hub_doc, result.doc, "mcpServers")  # a diff shows only the added
         if dry_run:
-            click.echo(hosts.diff(hub_doc, result.doc, config_path), nl=False)
+            click.echo(hosts.diff(hub_text, new_text, config_path), nl=False)
             click.echo("(dry run: nothing written)", err=True)
             return
-        backup = hosts.write_with_backup(config_path, result.doc)
+        backup = hosts.write_with_backup(config_path, new_text)
     except HubError as e:
         _fail(str(e))
     except OSError as e:

@@ -82,11 +82,11 @@ def test_install_creates_a_missing_config_file_and_its_folders(home):
 def test_dry_run_prints_a_diff_and_writes_nothing(home):
     path = home / ".cursor/mcp.json"
     path.parent.mkdir()
-    path.write_text('{"mcpServers": {}}')
+    path.write_text('{\n  "mcpServers": {}\n}\n')
     code, out, _ = hermes("install", "cursor", "--dry-run")
     assert code == 0
     assert out.startswith("---") and '+    "hermes": {' in out and "serve" in out
-    assert path.read_text() == '{"mcpServers": {}}' and backups(path) == []
+    assert path.read_text() == '{\n  "mcpServers": {}\n}\n' and backups(path) == []
 
 
 @pytest.mark.parametrize("text, says", [
@@ -185,8 +185,81 @@ def test_import_reads_vscode_servers_and_any_file_by_path(home, tmp_path):
     other = tmp_path / "team.json"
     other.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
     code, out, _ = hermes("import", str(other), "--dry-run")
-    assert code == 0 and '+    "time": {' in out
+    assert code == 0 and '"notes": {' in out and ', "time": {"command": "uvx", "args": ["mcp-server-time"]}}}' in out
     assert "time" not in json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+
+
+HUB_JSON_4_SPACES = """{
+    "hub": {"name": "mine"},
+    "mcpServers": {
+        "notes": {"command": "python", "args": ["-m", "notes"]},
+        "files": {
+            "command": "npx",
+            "args": ["-y", "fs", "/srv"]
+        }
+    },
+    "logging": {"level": "info"}
+}
+"""
+
+
+def import_time_server(home: Path) -> None:
+    host = home / ".cursor/mcp.json"
+    host.parent.mkdir(parents=True, exist_ok=True)
+    host.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]},
+                                               "git": {"command": "uvx", "args": ["mcp-server-git"]}}}))
+
+
+def test_import_keeps_hub_jsons_indentation_and_key_order_so_a_diff_shows_only_the_added_servers(home, tmp_path):
+    import difflib
+
+    hub = tmp_path / "hub.json"
+    hub.write_text(HUB_JSON_4_SPACES)
+    import_time_server(home)
+    code, out, err = hermes("import", "cursor")
+    assert code == 0, err
+    after = hub.read_text()
+    changed = [line for line in difflib.unified_diff(HUB_JSON_4_SPACES.splitlines(), after.splitlines(), lineterm="",
+                                                     n=0) if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == [  # nothing removed: "}," after the last old server, then the new ones, 4 spaces deep
+        "+        },",
+        '+        "time": {', '+            "command": "uvx",', '+            "args": [', '+                "mcp-server-time"',
+        "+            ]", "+        },",
+        '+        "git": {', '+            "command": "uvx",', '+            "args": [', '+                "mcp-server-git"',
+        "+            ]"]
+    assert list(json.loads(after)) == ["hub", "mcpServers", "logging"] and after.endswith("}\n")
+    assert list(json.loads(after)["mcpServers"]) == ["notes", "files", "time", "git"]
+
+
+@pytest.mark.parametrize("before, looks", [
+    ('{\n\t"mcpServers": {\n\t\t"notes": {"command": "n"}\n\t}\n}', '{\n\t"mcpServers": {\n\t\t"notes": {"command": "n"},\n'
+                                                                  '\t\t"time": {\n\t\t\t"command": "uvx",'),
+    ('{"mcpServers": {"notes": {"command": "n"}}}\n', '{"mcpServers": {"notes": {"command": "n"}, "time": {"command": '),
+    ('{\r\n  "mcpServers": {}\r\n}\r\n', '{\r\n  "mcpServers": {\r\n    "time": {\r\n      "command": "uvx",\r\n'),
+    ('{\n  "hub": {}\n}\n', '{\n  "hub": {},\n  "mcpServers": {\n    "time": {\n      "command": "uvx",\n'),
+], ids=["tabs-no-final-newline", "one-line", "crlf-empty-servers", "no-servers-key"])
+def test_import_writes_hub_json_in_the_style_it_found(home, tmp_path, before, looks):
+    hub = tmp_path / "hub.json"
+    hub.write_bytes(before.encode())
+    import_time_server(home)
+    code, _, err = hermes("import", "cursor")
+    assert code == 0, err
+    after = hub.read_bytes().decode()
+    assert after.startswith(looks)
+    assert after.endswith("\n") == before.endswith("\n") and ("\r\n" in after) == ("\r\n" in before)
+    assert list(json.loads(after)["mcpServers"])[-2:] == ["time", "git"]
+
+
+def test_install_adds_the_hub_without_touching_the_hosts_other_lines(home):
+    path = home / ".config/Claude/claude_desktop_config.json"
+    path.parent.mkdir(parents=True)
+    before = '{\n  "mcpServers": {\n    "gh": {"command": "npx", "args": ["-y", "gh"]}\n  },\n  "theme": "dark"\n}\n'
+    path.write_text(before)
+    code, _, err = hermes("install", "claude-desktop")
+    assert code == 0, err
+    after = path.read_text()
+    assert after.startswith('{\n  "mcpServers": {\n    "gh": {"command": "npx", "args": ["-y", "gh"]},\n    "hermes": {\n')
+    assert after.endswith('\n    }\n  },\n  "theme": "dark"\n}\n')
 
 
 def test_import_of_a_malformed_file_writes_nothing(home, tmp_path):

@@ -25,6 +25,7 @@ from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     AuditRecord,
     ExtractionJob,
+    LoginRecord,
     MemoryEvent,
     MemoryRecord,
     MessageRecord,
@@ -114,6 +115,22 @@ class TokenStore(Protocol):
     async def list_tokens(self, user_id: str | None = None) -> list[TokenRecord]: ...
 
     async def revoke_token(self, token_id: str, *, at: datetime) -> bool: ...
+
+
+class LoginStore(Protocol):
+    """The status page's login sessions, found by the hash of the id in the browser's cookie."""
+
+    async def add_login(self, record: LoginRecord) -> None: ...
+
+    async def find_login(self, id_hash: str) -> LoginRecord | None: ...
+
+    async def touch_login(self, id_hash: str, *, at: datetime) -> None:
+        """Move the login's ``seen_at`` (its idle expiry counts from there)."""
+
+    async def delete_login(self, id_hash: str) -> bool: ...
+
+    async def prune_logins(self, *, seen_before: datetime, created_before: datetime) -> int:
+        """Delete logins idle since ``seen_before`` or opened before ``created_before``; return how many."""
 
 
 class AuditStore(Protocol):
@@ -274,8 +291,8 @@ class RunStore(Protocol):
 
 
 @runtime_checkable
-class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, AuditStore, MemoryStore, ExtractionQueue,
-            SummaryQueue, RunStore, Protocol):
+class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, AuditStore, MemoryStore,
+            ExtractionQueue, SummaryQueue, RunStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -279,6 +279,19 @@ def m010_summary_jobs(db: Connection) -> None:
     db.execute("CREATE INDEX summary_jobs_ready ON summary_jobs (state, not_before)")
 
 
+def m011_status_logins(db: Connection) -> None:
+    # The status page's login sessions: hashes only (of the cookie's id and of the token behind it), so
+    # a copy of the database opens no session; every replica sharing the database knows every login.
+    db.execute("""
+        CREATE TABLE status_logins (
+            id_hash    TEXT PRIMARY KEY,
+            token_hash TEXT NOT NULL,
+            user_id    TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            seen_at    REAL NOT NULL
+        )""")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -290,6 +303,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m008_extraction_jobs,
     m009_agent_runs,
     m010_summary_jobs,
+    m011_status_logins,
 ]
 
 

@@ -29,6 +29,7 @@ from hermes_hub.storage import postgres_memory as mem_sql
 from hermes_hub.storage import postgres_schema as schema
 from hermes_hub.storage import postgres_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
+from hermes_hub.storage.logins import LoginMethods
 from hermes_hub.storage.postgres_transactions import Answer, Pruner, new_key, write_once
 from hermes_hub.storage.postgres_url import parse_url, redact
 from hermes_hub.storage.records import (
@@ -68,10 +69,11 @@ async def _keep_session(conn: Any) -> None:
     locks), and asyncpg still rolls back a transaction left open."""
 
 
-class PostgresStore:
+class PostgresStore(LoginMethods):
     """A ``Store`` on a PostgreSQL database. Use ``open_postgres(url)`` (or ``open_store(url)``)."""
 
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
+    _login_sql = audit_sql
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)
@@ -150,6 +152,8 @@ class PostgresStore:
 
     async def _read(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         return await self._run(fn, *args, write=False)
+
+    _write = _run  # the name the shared parts (``LoginMethods``) call
 
     async def raw(self, statement: str, params: Sequence[Any] = (), *, write: bool = False) -> list[tuple[Any, ...]]:
         """Run one SQL statement (diagnostics, backend tests)."""

@@ -1,4 +1,5 @@
-"""PostgreSQL SQL for API tokens, audit rows and agent runs (same rows as ``sqlite_audit``/``sqlite_runs``)."""
+"""PostgreSQL SQL for API tokens, status-page logins, audit rows and agent runs (same rows as
+``sqlite_audit``/``sqlite_runs``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from hermes_hub.errors import NotFound
-from hermes_hub.storage.records import AuditRecord, RunRecord, TokenRecord
-from hermes_hub.storage.sqlite_audit import _token
+from hermes_hub.storage.records import AuditRecord, LoginRecord, RunRecord, TokenRecord
+from hermes_hub.storage.sqlite_audit import LOGIN_COLS, _token, login
 from hermes_hub.storage.sqlite_runs import _run
 from hermes_hub.storage.sqlite_sessions import dt, ts
 
@@ -44,6 +45,30 @@ async def revoke_token(db: Connection, token_id: str, at: datetime) -> bool:
     row = await db.fetchrow("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING 1",
                             ts(at), token_id)
     return row is not None
+
+
+async def add_login(db: Connection, rec: LoginRecord) -> None:
+    await db.execute(f"INSERT INTO status_logins ({LOGIN_COLS}) VALUES ($1, $2, $3, $4, $5)",
+                     rec.id_hash, rec.token_hash, rec.user_id, ts(rec.created_at), ts(rec.seen_at))
+
+
+async def find_login(db: Connection, id_hash: str) -> LoginRecord | None:
+    row = await db.fetchrow(f"SELECT {LOGIN_COLS} FROM status_logins WHERE id_hash = $1", id_hash)
+    return login(tuple(row)) if row else None
+
+
+async def touch_login(db: Connection, id_hash: str, at: datetime) -> None:
+    await db.execute("UPDATE status_logins SET seen_at = $1 WHERE id_hash = $2", ts(at), id_hash)
+
+
+async def delete_login(db: Connection, id_hash: str) -> bool:
+    return await db.fetchrow("DELETE FROM status_logins WHERE id_hash = $1 RETURNING 1", id_hash) is not None
+
+
+async def prune_logins(db: Connection, seen_before: datetime, created_before: datetime) -> int:
+    rows = await db.fetch("DELETE FROM status_logins WHERE seen_at < $1 OR created_at < $2 RETURNING 1",
+                          ts(seen_before), ts(created_before))
+    return len(rows)
 
 
 def _audit_args(rec: AuditRecord) -> tuple[Any, ...]:

@@ -251,8 +251,18 @@ async def p004_append_function(db: Connection) -> None:
     await db.execute(_APPEND_FUNCTION)
 
 
-MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [p001_schema, p002_summary_jobs,
-                                                             p003_write_keys_and_index_claims, p004_append_function]
+async def p005_status_logins(db: Connection) -> None:
+    """SQLite's m011: the status page's login sessions (hashes only)."""
+    await db.execute("""CREATE TABLE status_logins (
+        id_hash    text PRIMARY KEY,
+        token_hash text NOT NULL,
+        user_id    text NOT NULL,
+        created_at double precision NOT NULL,
+        seen_at    double precision NOT NULL)""")
+
+
+MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
+    p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

@@ -79,6 +79,18 @@ class TokenRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class LoginRecord:
+    """A status-page login: the hash of its session id (the cookie), never the id itself, and the hash of
+    the token it was opened with (the token decides, on every use, whether it still stands)."""
+
+    id_hash: str
+    token_hash: str
+    user_id: str
+    created_at: datetime
+    seen_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRecord:
     at: datetime
     user_id: str

@@ -37,6 +37,7 @@ from hermes_hub.storage import sqlite_memory as mem_sql
 from hermes_hub.storage import sqlite_runs as runs_sql
 from hermes_hub.storage import sqlite_sessions as sql
 from hermes_hub.storage.locks import Lease, hold
+from hermes_hub.storage.logins import LoginMethods
 from hermes_hub.storage.records import (
     AuditRecord,
     MemoryEvent,
@@ -58,8 +59,10 @@ CLOSE_TIMEOUT = 10.0  # teardown waits this long for in-flight statements, then 
 MMAP_BYTES = 256 * 1024 * 1024  # readers map the file: a page not in the SQLite cache costs a memory read, not a copy
 
 
-class SQLiteStore(jobs_sql.QueueMethods):
+class SQLiteStore(jobs_sql.QueueMethods, LoginMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
+
+    _login_sql = audit_sql
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path

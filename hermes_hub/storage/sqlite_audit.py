@@ -1,4 +1,4 @@
-"""SQL for who may call and who called: API tokens (hashes only) and audit rows."""
+"""SQL for who may call and who called: API tokens and status-page logins (hashes only), audit rows."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from hermes_hub.storage.records import AuditRecord, TokenRecord
+from hermes_hub.storage.records import AuditRecord, LoginRecord, TokenRecord
 from hermes_hub.storage.sqlite_sessions import dt, ts
 
 Connection = Any
@@ -43,6 +43,37 @@ def list_tokens(db: Connection, user_id: str | None) -> list[TokenRecord]:
 def revoke_token(db: Connection, token_id: str, at: datetime) -> bool:
     cur = db.execute("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (ts(at), token_id))
     return cur.rowcount == 1
+
+
+def login(row: tuple[Any, ...]) -> LoginRecord:
+    id_hash, token_hash, uid, created, seen = row
+    return LoginRecord(id_hash, token_hash, uid, dt(created), dt(seen))
+
+
+LOGIN_COLS = "id_hash, token_hash, user_id, created_at, seen_at"
+
+
+def add_login(db: Connection, rec: LoginRecord) -> None:
+    db.execute(f"INSERT INTO status_logins ({LOGIN_COLS}) VALUES (?, ?, ?, ?, ?)",
+               (rec.id_hash, rec.token_hash, rec.user_id, ts(rec.created_at), ts(rec.seen_at)))
+
+
+def find_login(db: Connection, id_hash: str) -> LoginRecord | None:
+    row = db.execute(f"SELECT {LOGIN_COLS} FROM status_logins WHERE id_hash = ?", (id_hash,)).fetchone()
+    return login(row) if row else None
+
+
+def touch_login(db: Connection, id_hash: str, at: datetime) -> None:
+    db.execute("UPDATE status_logins SET seen_at = ? WHERE id_hash = ?", (ts(at), id_hash))
+
+
+def delete_login(db: Connection, id_hash: str) -> bool:
+    return db.execute("DELETE FROM status_logins WHERE id_hash = ?", (id_hash,)).rowcount == 1
+
+
+def prune_logins(db: Connection, seen_before: datetime, created_before: datetime) -> int:
+    return db.execute("DELETE FROM status_logins WHERE seen_at < ? OR created_at < ?",
+                      (ts(seen_before), ts(created_before))).rowcount
 
 
 def add_audit(db: Connection, rec: AuditRecord) -> int:

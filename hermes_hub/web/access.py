@@ -1,16 +1,20 @@
 """Who is looking at the status page, and whether they may act.
 
 Without tokens the hub listens on loopback only and the viewer is the local user (an admin). With
-tokens, a browser logs in once (the token goes into an HttpOnly, SameSite=Strict cookie) and a script
-sends ``Authorization: Bearer``; until then no data leaves the hub. Actions are POSTs that also carry
-a CSRF token (a hash of the viewer's credential under a secret of this process), so another site can
-neither read the page nor make a logged-in browser restart a server.
+tokens, a browser logs in once: the hub checks the token and opens a login session (``logins``) whose
+random id goes into an HttpOnly, SameSite=Strict cookie; the token itself never leaves the login form.
+A script sends ``Authorization: Bearer``. Until then no data leaves the hub, and wrong tokens are
+limited per client address (``throttle``). Actions are POSTs that also carry a CSRF token (an HMAC
+keyed by the viewer's secret: the session id, which every replica knows the same), so another site
+can neither read the page nor make a logged-in browser restart a server.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
+import math
 import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,18 +23,34 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 
 from hermes_hub.call import Identity
+from hermes_hub.web.logins import Logins
+from hermes_hub.web.throttle import Throttle
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
+log = logging.getLogger("hermes_hub.web")
 COOKIE = "hermes_status"
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
+
+
+class Throttled(Exception):
+    """Too many wrong tokens from this address: answer 429 with ``retry_after`` seconds."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.retry_after = max(1, math.ceil(seconds))
+
+    @property
+    def sentence(self) -> str:
+        return (f"Too many wrong tokens from your address: try again in {self.retry_after} seconds. "
+                "An admin creates a token with `hermes-hub token create USER`.")
 
 
 @dataclass(frozen=True)
 class Viewer:
     identity: Identity
-    credential: str  # the token, or "local": what the CSRF token is bound to
+    credential: str  # the viewer's secret the CSRF token is keyed by: session id, bearer token, or this process's
     by_header: bool = False  # a script's bearer header: browsers never add one by themselves
 
     @property
@@ -38,30 +58,63 @@ class Viewer:
         return self.identity.is_admin
 
 
+def client_address(request: Request) -> str:
+    """The caller's address (uvicorn puts a trusted proxy's X-Forwarded-For there)."""
+    return request.client.host if request.client else "unknown"
+
+
 class Access:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
-        self._secret = secrets.token_bytes(32)  # CSRF tokens last as long as this process
+        self.logins = Logins(hub)
+        self.throttle = Throttle()
+        self._local = secrets.token_urlsafe(32)  # the local user's CSRF key lasts as long as this process
 
     async def tokens_required(self) -> bool:
         return await self.hub.authenticator.enabled()
+
+    def check_throttle(self, request: Request) -> None:
+        """Raise ``Throttled`` while this address may not try another token."""
+        wait = self.throttle.wait(client_address(request))
+        if wait > 0:
+            raise Throttled(wait)
 
     async def viewer(self, request: Request) -> Viewer | None:
         """The viewer of ``request``, or None: log in first (or, without tokens, not from this address)."""
         if not await self.tokens_required():
             # Loopback only; a page on another site whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
             host = urlsplit(f"//{request.headers.get('host', '')}").hostname or ""
-            return Viewer(self.hub.local, "local") if host in LOOPBACK_NAMES else None
+            return Viewer(self.hub.local, self._local) if host in LOOPBACK_NAMES else None
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and token.strip():
+            self.check_throttle(request)
             found = await self.hub.authenticator.identify(token.strip())
-            return Viewer(found, token.strip(), by_header=True) if found else None
-        token = request.cookies.get(COOKIE, "")
-        found = await self.hub.authenticator.identify(token) if token else None
-        return Viewer(found, token) if found else None
+            if found is None:
+                self._failed(request)
+                return None
+            return Viewer(found, token.strip(), by_header=True)
+        session_id = request.cookies.get(COOKIE, "")
+        found = await self.logins.identify(session_id) if session_id else None
+        return Viewer(found, session_id) if found else None
+
+    async def log_in(self, request: Request, token: str) -> str | None:
+        """A new session id for the owner of ``token``, or None for a wrong one (counted against the address)."""
+        self.check_throttle(request)
+        opened = await self.logins.open(token) if token else None
+        if opened is None:
+            self._failed(request)
+            return None
+        return opened[0]
+
+    def _failed(self, request: Request) -> None:
+        address = client_address(request)
+        self.throttle.failed(address)
+        if wait := self.throttle.wait(address):  # just crossed the limit: tell the operator, once per lockout
+            log.warning("status page: %d wrong tokens from %s within %g s; refusing it for %.0f s",
+                        self.throttle.limit, address, self.throttle.window, wait)
 
     def csrf(self, viewer: Viewer) -> str:
-        return hmac.new(self._secret, viewer.credential.encode(), hashlib.sha256).hexdigest()
+        return hmac.new(viewer.credential.encode(), b"hermes-hub status csrf", hashlib.sha256).hexdigest()
 
     async def may_act(self, request: Request, viewer: Viewer) -> bool:
         """A POST from this page: same origin, and the form's CSRF token is this viewer's."""

@@ -1,16 +1,18 @@
 """The status page's endpoints (every path under /status):
 
     GET  /status                  the page (a login form until the viewer is known: no data before)
-    GET  /status.json             the same data for scripts (Authorization: Bearer, or the cookie)
+    GET  /status.json             the same data for scripts (Authorization: Bearer, or the login cookie)
     GET  /status/live             the page's changing part, polled by status.js every few seconds
     GET  /status/runs/{run_id}    one of the viewer's agent runs, round by round
-    POST /status/login, /status/logout
+    POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,15 +24,16 @@ from starlette.staticfiles import StaticFiles
 
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.web import view
-from hermes_hub.web.access import COOKIE, Access, Viewer
+from hermes_hub.web.access import COOKIE, Access, Throttled, Viewer
 from hermes_hub.web.activity import sparkline
+from hermes_hub.web.logins import IDLE, LIFETIME
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
 log = logging.getLogger("hermes_hub.web")
 POLL_SECONDS = 2
-COOKIE_DAYS = 30
+Endpoint = Callable[[Request], Awaitable[Response]]
 _env = Environment(loader=PackageLoader("hermes_hub.web", "templates"), autoescape=select_autoescape(["html"]))
 _env.globals.update(sparkline=sparkline, outcomes=view.OUTCOMES, poll_ms=POLL_SECONDS * 1000)
 _env.filters["duration"] = lambda s: (f"{s:.0f}s" if s < 120 else f"{s / 60:.0f} min" if s < 7200
@@ -42,6 +45,22 @@ def _page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
                         headers={"cache-control": "no-store", "x-frame-options": "DENY",
                                  "content-security-policy": "default-src 'self'; img-src 'self' data:; "
                                                             "frame-ancestors 'none'"})
+
+
+def _limited(endpoint: Endpoint, *, html: bool) -> Endpoint:
+    """``endpoint`` answering 429, with Retry-After and when to retry, while its caller's address is throttled."""
+    @functools.wraps(endpoint)
+    async def guarded(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except Throttled as e:
+            headers = {"retry-after": str(e.retry_after)}
+            if html:
+                response = _page("login.html", 429, error=e.sentence, form=False)
+                response.headers.update(headers)
+                return response
+            return JSONResponse({"error": "too_many_requests", "error_description": e.sentence}, 429, headers)
+    return guarded
 
 
 def status_routes(hub: Hub) -> list[BaseRoute]:
@@ -56,7 +75,13 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
         if not await access.tokens_required():  # loopback-only mode, reached under another host name
             return _page("login.html", 403, error="This hub has no tokens, so it answers on 127.0.0.1 or "
                                                   "localhost only; open the page at that address.", form=False)
-        return _page("login.html", 401, error=error, form=True)
+        if error is None and request.cookies.get(COOKIE):
+            error = (f"Your login has ended (logged out, idle for {IDLE.total_seconds() / 3600:g} hours, older "
+                     f"than {LIFETIME.days} days, or its token was revoked): log in again.")
+        response = _page("login.html", 401, error=error, form=True)
+        if request.cookies.get(COOKIE):
+            response.delete_cookie(COOKIE, path="/status")
+        return response
 
     def _context(viewer: Viewer, data: dict[str, Any]) -> dict[str, Any]:
         return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour}
@@ -102,15 +127,21 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
         token = str((await request.form()).get("token", "")).strip()
         if not await access.tokens_required():
             return RedirectResponse("/status", 303)
-        if not token or await hub.authenticator.identify(token) is None:
+        session_id = await access.log_in(request, token)
+        if session_id is not None and (old := request.cookies.get(COOKIE)):
+            await access.logins.close(old)  # a second login in this browser replaces the first
+        if session_id is None:
             return await _login(request, "That token is not valid (or was revoked). Create one with "
                                          "`hermes-hub token create USER`.")
         response = RedirectResponse("/status", 303)
-        response.set_cookie(COOKIE, token, max_age=COOKIE_DAYS * 86400, path="/status", httponly=True,
-                            samesite="strict", secure=request.url.scheme == "https")
+        # The cookie holds the session's random id, never the token; the store keeps only its hash.
+        response.set_cookie(COOKIE, session_id, max_age=int(LIFETIME.total_seconds()), path="/status",
+                            httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return response
 
     async def logout(request: Request) -> Response:
+        if session_id := request.cookies.get(COOKIE):
+            await access.logins.close(session_id)
         response = RedirectResponse("/status", 303)
         response.delete_cookie(COOKIE, path="/status")
         return response
@@ -146,10 +177,11 @@ def status_routes(hub: Hub) -> list[BaseRoute]:
 
     static = Path(__file__).parent / "static"
     return [
-        Route("/status", page), Route("/status.json", as_json), Route("/status/live", live),
-        Route("/status/runs/{run_id}", run),
-        Route("/status/login", login, methods=["POST"]), Route("/status/logout", logout, methods=["POST"]),
-        Route("/status/servers/{name}/restart", restart, methods=["POST"]),
-        Route("/status/reload", reload, methods=["POST"]),
+        Route("/status", _limited(page, html=True)), Route("/status.json", _limited(as_json, html=False)),
+        Route("/status/live", _limited(live, html=False)), Route("/status/runs/{run_id}", _limited(run, html=True)),
+        Route("/status/login", _limited(login, html=True), methods=["POST"]),
+        Route("/status/logout", logout, methods=["POST"]),
+        Route("/status/servers/{name}/restart", _limited(restart, html=False), methods=["POST"]),
+        Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
         Mount("/status/static", StaticFiles(directory=static), name="static"),
     ]

@@ -13,6 +13,7 @@ from hermes_hub.storage import Store
 from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     AuditRecord,
+    LoginRecord,
     NewMessage,
     SessionRecord,
     TokenRecord,
@@ -228,6 +229,25 @@ async def test_tokens_are_found_by_hash_until_revoked(store: Store):
     assert not await store.revoke_token("tok_a", at=now)
     assert await store.find_token("hash-a") is None
     assert (await store.list_tokens("alice"))[0].revoked_at is not None
+
+
+async def test_logins_are_found_by_the_hash_of_their_id_touched_deleted_and_pruned_when_idle_or_old(store: Store):
+    now = utcnow()
+    hour = timedelta(hours=1)
+    await store.add_login(LoginRecord("id-a", "token-a", "alice", now - 2 * hour, now - 2 * hour))
+    await store.add_login(LoginRecord("id-b", "token-b", "bob", now - 30 * hour, now))
+    await store.add_login(LoginRecord("id-c", "token-c", "carol", now, now))
+    found = await store.find_login("id-a")
+    assert found is not None and (found.token_hash, found.user_id) == ("token-a", "alice")
+    assert abs((found.seen_at - (now - 2 * hour)).total_seconds()) < 0.01
+    await store.touch_login("id-a", at=now)
+    assert abs((await store.find_login("id-a")).seen_at - now).total_seconds() < 0.01  # type: ignore[union-attr]
+    assert await store.find_login("nope") is None
+    assert await store.delete_login("id-c") and not await store.delete_login("id-c")
+    assert await store.find_login("id-c") is None
+    # idle for an hour (none now: id-a was just touched) or opened over a day ago (id-b)
+    assert await store.prune_logins(seen_before=now - hour, created_before=now - 24 * hour) == 1
+    assert await store.find_login("id-b") is None and await store.find_login("id-a") is not None
 
 
 async def test_audit_rows_filter_by_user_tool_and_time_and_prune_by_age(store: Store):

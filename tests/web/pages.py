@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hermes_hub.storage import open_store
 from hermes_hub.storage.records import RunRecord, utcnow
-from tests.support import PROJECT, toy
+from tests.support import PROJECT, Served, toy
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (.ci/run installs it); Playwright's own download cannot work here
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -83,3 +85,18 @@ async def browser() -> AsyncIterator[Any]:
 
 def base_url(mcp_url: str) -> str:
     return mcp_url.removesuffix("/mcp")
+
+
+async def cli(served: Served, *args: str) -> str:
+    """``hermes-hub ARGS --config <the served hub's hub.json>`` (e.g. ``token revoke``): its stdout."""
+    done = await anyio.run_process([sys.executable, "-m", "hermes_hub", *args, "--config", str(served.config)],
+                                   cwd=PROJECT, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode()
+
+
+async def store_token(served: Served, user: str) -> tuple[str, str]:
+    """A token created with ``hermes-hub token create USER`` in the served hub's store: (token, its id)."""
+    token = (await cli(served, "token", "create", user)).strip()
+    listed = (await cli(served, "token", "list")).splitlines()
+    return token, next(line.split()[0] for line in reversed(listed) if f" {user} " in f" {line} ")

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from tests.support import serve_process
-from tests.web.pages import TOKENS, base_url, browser, hub_config, seed_runs
+from tests.web.pages import TOKENS, base_url, browser, cli, hub_config, seed_runs, store_token
 
 pytestmark = pytest.mark.anyio
 SECONDS = 10_000  # Playwright's waits, in ms: "within a few seconds"
@@ -70,9 +70,46 @@ async def test_login_works_and_a_wrong_token_does_not(tmp_path):
         assert "alice" in await page.locator(".who").inner_text()
         cookie = next(c for c in await page.context.cookies() if c["name"] == "hermes_status")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        assert TOKENS["alice"] not in cookie["value"]  # a login session's random id, not the token
         assert await page.evaluate("document.cookie") == ""  # out of reach of scripts
         await page.click("text=log out")
         await page.wait_for_selector("#token", timeout=SECONDS)
+        await page.context.add_cookies([cookie])  # a copy of the old cookie opens nothing any more
+        await page.goto(f"{url}/status")
+        assert "log in again" in await page.locator(".error").inner_text()
+        assert await page.locator("#server-alpha").count() == 0
+
+
+async def test_revoking_the_token_sends_its_open_page_back_to_the_login_form(tmp_path):
+    async with serve_process(hub_config(tokens=True), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        token, token_id = await store_token(served, "carol")
+        page = await chromium.new_page()
+        await page.goto(f"{url}/status")
+        await page.fill("#token", token)
+        await page.click("button[type=submit]")
+        await page.wait_for_selector("#server-alpha", timeout=SECONDS)
+        await cli(served, "token", "revoke", token_id)
+        await page.wait_for_selector("#token", timeout=SECONDS)  # the next update finds the login over
+        assert "revoked" in await page.locator(".error").inner_text()
+        assert await page.locator("#server-alpha").count() == 0
+
+
+async def test_after_five_wrong_tokens_the_form_says_when_to_try_again(tmp_path):
+    async with serve_process(hub_config(tokens=True), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        page = await chromium.new_page()
+        await page.goto(f"{url}/status")
+        for n in range(5):
+            await page.fill("#token", f"guessed-token-{n}-000000")
+            await page.click("button[type=submit]")
+            assert "not valid" in await page.locator(".error").inner_text()
+        await page.fill("#token", "guessed-token-5-000000")
+        async with page.expect_response(f"{url}/status/login") as answer:
+            await page.click("button[type=submit]")
+        assert (await answer.value).status == 429
+        assert "try again in" in await page.locator(".error").inner_text()
+        assert await page.locator("#token").count() == 0  # no form to keep guessing with
 
 
 async def test_another_users_runs_never_show(tmp_path):
