@@ -73,24 +73,60 @@ def stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> list[str]:
-    """The stemmed content tokens of ``text``: identifiers split ("send_reminder" -> send, reminder),
+def raw_words(text: str) -> list[str]:
+    """The content tokens of ``text`` unstemmed: identifiers split ("send_reminder" -> send, reminder),
     English stop words dropped, CJK as bigrams."""
-    out = []
-    for tok in tokens(_SPLIT_RE.sub(" ", text)):
-        if tok in STOP_WORDS or (len(tok) < 2 and not tok.isdigit() and not _CJK_RE.match(tok)):
-            continue
-        out.append(stem(tok))
+    return [tok for tok in tokens(_SPLIT_RE.sub(" ", text))
+            if tok not in STOP_WORDS and (len(tok) >= 2 or tok.isdigit() or _CJK_RE.match(tok))]
+
+
+def words(text: str) -> list[str]:
+    """The stemmed content tokens of ``text``."""
+    return [stem(tok) for tok in raw_words(text)]
+
+
+def human_name(name: str) -> str:
+    """A tool name as words, unstemmed: "everything_get-tiny-image" -> "everything get tiny image"."""
+    return " ".join(_SPLIT_RE.sub(" ", name).lower().split())
+
+
+_CONCEPTS = {stem(k): [stem(w) for w in v.split()] for k, v in CONCEPTS.items() if not _CJK_RE.match(k)}
+# Chinese has no spaces: its concepts are found by longest match in the query's text (so "重新加载"
+# is reload, not "加" = add), whatever their length
+_CJK_CONCEPTS = {k: [stem(w) for w in v.split()] for k, v in CONCEPTS.items() if _CJK_RE.match(k)}
+_CJK_LONGEST = max(map(len, _CJK_CONCEPTS), default=0)
+_CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+
+
+def cjk_concepts(text: str) -> list[str]:
+    """The tool-side words of the Chinese (CJK) concepts in ``text``: at each character the longest
+    concept starting there, unless a longer one found already covers it ("重新加载" is reload, not
+    "加" = add; "文件夹" is both "文件" and "件夹")."""
+    out: list[str] = []
+    for run in _CJK_RUN_RE.findall(text):
+        covered = 0  # end of the furthest concept found so far
+        for i in range(len(run)):
+            for n in range(min(_CJK_LONGEST, len(run) - i), 0, -1):
+                if (hit := _CJK_CONCEPTS.get(run[i:i + n])) is not None:
+                    if i + n > covered:
+                        out += hit
+                        covered = i + n
+                    break
     return out
 
 
-_CONCEPTS = {stem(k): [stem(w) for w in v.split()] for k, v in CONCEPTS.items()}
+def concept_keys() -> list[str]:
+    """The English words the concept table knows (what a misspelt query word may have meant)."""
+    return [k for k in CONCEPTS if not _CJK_RE.match(k) and " " not in k]
 
 
-def expand(terms: list[str]) -> list[str]:
-    """``terms`` plus the tool-side words of the concepts they name (each added once)."""
+def expand(terms: list[str], text: str = "") -> list[str]:
+    """``terms`` plus the tool-side words of the concepts they name, and of the Chinese concepts in
+    ``text`` (each added once)."""
     seen = dict.fromkeys(terms)
     for t in terms:
         for w in _CONCEPTS.get(t, ()):
             seen.setdefault(w, None)
+    for w in cjk_concepts(text):
+        seen.setdefault(w, None)
     return list(seen)
