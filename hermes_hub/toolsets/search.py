@@ -98,6 +98,7 @@ class ToolIndex:
             self._stems.update(terms)
             if len(self._docs) > 20_000:  # catalogs come and go: drop the stale ones wholesale
                 self._docs.clear()
+                self._typos, self._stems = Typos(concept_keys()), set()
             self._docs[id(tool)] = hit
         return hit
 
@@ -144,13 +145,16 @@ class ToolIndex:
             return [0.0] * len(docs)
         avg = sum(n for _, n in docs) / len(docs) or 1.0
         df = {t: sum(1 for c, _ in docs if t in c) for t in weights}
-        idf = {t: math.log(1 + (len(docs) - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
+        # only the words some tool has, each with its weight times its rarity, are looked up per tool
+        live = [(t, weights[t] * math.log(1 + (len(docs) - d + 0.5) / (d + 0.5)) * (K1 + 1))
+                for t, d in df.items() if d]
         scores = []
         for counts, n in docs:
             s = 0.0
-            for t, w in weights.items():
-                if (tf := counts.get(t)) and t in idf:
-                    s += w * idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * n / avg))
+            norm = K1 * (1 - B + B * n / avg)
+            for t, wi in live:
+                if tf := counts.get(t):
+                    s += wi * tf / (tf + norm)
             scores.append(s)
         return scores
 
