@@ -65,8 +65,9 @@ SYNONYMS: dict[str, str] = {
     "read file": "view display contents content 读 读取 打开 查看 内容 写了什么",
     "write file": "store 写 写入 保存 存 存成 存到",
     "list": "enumerate all every 列出 列表 所有 全部 清单",
-    "search find": "locate seek 找 查找 搜 搜索 查 查询 寻找",
+    "search find": "locate seek where 找 查找 搜 搜索 查 查询 寻找 哪里 在哪",
     "compare multiple": "diff versus 对比 比较 比一比",
+    "multiple": "both several many batch 多个 几个 两个 这些",
     "size": "bytes space disk biggest largest 大小 多大 空间 占用",
     "info metadata": "properties attributes permissions 属性 信息 权限 元数据",
     "directory": "folder folders dir 文件夹 目录 路径",
@@ -82,6 +83,9 @@ SYNONYMS: dict[str, str] = {
     "current time": "now clock 几点 现在 此刻 当前时间",
     "convert timezone": "conversion 换算 转换 时差 折算",
     "time": "时间 时刻",
+    "date event schedule": "monday tuesday wednesday thursday friday saturday sunday weekend weekday tomorrow "
+                           "tonight morning afternoon evening noon midnight 周一 周二 周三 周四 周五 周六 周日 "
+                           "星期 礼拜 周末 明天 后天 今晚 上午 下午 晚上 早上 中午",
     # calendar, reminders, notes
     "calendar event": "meeting appointment agenda schedule 日历 日程 会议 开会 约会 活动 行程 安排",
     "reminder": "remind alert alarm notify notification 提醒 闹钟 叫我 别忘",
@@ -103,6 +107,8 @@ SYNONYMS: dict[str, str] = {
     "trace run": "steps 运行记录 过程 步骤 执行",
     "agent task": "assistant delegate 助手 代理 任务 交给",
     "graph relation entity": "relationship relationships related 知识图谱 图谱 关系 实体 节点",
+    "relation": "link linked associate 联系 关联",
+    "history recall": "before previously earlier past ago 以前 之前 上次 过去 说过 提过 告诉过",
     "observation": "fact facts 事实 观察",
 }
 
@@ -130,8 +136,18 @@ def stem(word: str) -> str:
 def raw_words(text: str) -> list[str]:
     """The content tokens of ``text`` unstemmed: identifiers split ("send_reminder" -> send, reminder),
     English stop words dropped, CJK as bigrams."""
-    return [tok for tok in tokens(_SPLIT_RE.sub(" ", text))
-            if tok not in STOP_WORDS and (len(tok) >= 2 or tok.isdigit() or _CJK_RE.match(tok))]
+    out = []
+    for tok in tokens(_SPLIT_RE.sub(" ", text)):
+        tok = tok.removesuffix("'s")  # "sister's name" is about a sister
+        if tok not in STOP_WORDS and (len(tok) >= 2 or tok.isdigit() or _CJK_RE.match(tok)):
+            out.append(tok)
+    return out
+
+
+def stop_words_meant(text: str) -> list[str]:
+    """The stop words of ``text`` that still say what is wanted ("where is" asks to find); they are
+    left out of matching but their concepts are not."""
+    return [tok for tok in tokens(text) if tok in STOP_WORDS and tok in _CONCEPTS]
 
 
 def words(text: str) -> list[str]:
@@ -189,7 +205,7 @@ def expand(terms: list[str], text: str = "") -> list[str]:
     """``terms`` plus the tool-side words of the concepts they name, and of the Chinese concepts in
     ``text`` (each added once)."""
     seen = dict.fromkeys(terms)
-    for t in terms:
+    for t in [*terms, *stop_words_meant(text)]:
         for w in _CONCEPTS.get(t, ()):
             seen.setdefault(w, None)
     for w in cjk_concepts(text):

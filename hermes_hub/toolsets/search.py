@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.7, 0.3  # measured on tests/fixtures/tool_qu
 PASSAGE_CHARS = 90  # embedding time grows steeply with length (measured: 6 ms for 30 characters, 140 ms for 200)
 NAME_REPEAT = 2  # name words count twice: "send_reminder" says more than a word deep in a description
 ORIGIN_META = "hermes-hub/origin"
+_NAME_RE = re.compile(r"(?<=[\w,;] )[A-Z][a-z]+")  # a capitalised word inside a sentence
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,9 @@ class ToolIndex:
         raw = raw_words(query)
         own = [stem(w) for w in raw]
         weights = {t: 1.0 for t in own} | {t: EXPANDED_WEIGHT for t in expand(own, query) if t not in own}
+        names = {m.lower() for m in _NAME_RE.findall(query)}
         for w in raw:
-            if stem(w) in self._stems:
+            if stem(w) in self._stems or w in names:  # "Alice" is a name, not a misspelt "alive"
                 continue
             meant = [stem(m) for m in self._typos.near(w)]
             for t in expand(meant):
