@@ -54,3 +54,10 @@ async def test_requests_in_everyday_words_and_in_chinese_find_tools_described_ot
     assert "hermes_hub_reload" in await top(tools, "重新加载配置")
     assert "everything_gzip-file-as-resource" in await top(tools, "compress this log")
     assert "hermes_memory_export" in await top(tools, "导出我的记忆")
+
+
+def test_a_capitalised_name_inside_a_request_is_never_taken_for_a_misspelt_word(tools):
+    index = ToolIndex()
+    index.lexical(tools, "")  # index the catalog's words
+    assert "alive" not in index.query_weights("record that Alice works with Bob")
+    assert "remind" in index.query_weights("remnd me that Alice called")

@@ -54,7 +54,8 @@ CONCEPTS: dict[str, str] = {
 
 # The same bridge written the other way round, as a dictionary of the words tools use for common
 # things: each line is tool-side words, then everyday English synonyms and the usual Chinese words
-# for them. General vocabulary, not phrases from any query set.
+# for them. General vocabulary, not phrases from any query set; words as ambiguous as "all" (list
+# them? delete them all?) are left out.
 SYNONYMS: dict[str, str] = {
     # making, removing, changing
     "create": "new make start add 新建 创建 新增 建立 建一个",
@@ -64,7 +65,7 @@ SYNONYMS: dict[str, str] = {
     "move": "relocate transfer 移动 移到 挪 搬",
     "read file": "view display contents content 读 读取 打开 查看 内容 写了什么",
     "write file": "store 写 写入 保存 存 存成 存到",
-    "list": "enumerate all every 列出 列表 所有 全部 清单",
+    "list": "enumerate 列出 列表 清单",
     "search find": "locate seek where 找 查找 搜 搜索 查 查询 寻找 哪里 在哪",
     "compare multiple": "diff versus 对比 比较 比一比",
     "multiple": "both several many batch 多个 几个 两个 这些",
@@ -182,7 +183,7 @@ _CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af
 def cjk_concepts(text: str) -> list[str]:
     """The tool-side words of the Chinese (CJK) concepts in ``text``: at each character the longest
     concept starting there, unless a longer one found already covers it ("重新加载" is reload, not
-    "加" = add; "文件夹" is both "文件" and "件夹")."""
+    "加" = add; "文件夹" is a folder, not a file; "日程提醒" is both a schedule and a reminder)."""
     out: list[str] = []
     for run in _CJK_RUN_RE.findall(text):
         covered = 0  # end of the furthest concept found so far

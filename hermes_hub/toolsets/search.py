@@ -9,8 +9,9 @@ fused with an embedder's cosine similarity where one is present.
 Lexical alone misses "查一下我下周的日程安排" against English descriptions, and "agenda" against
 "events"; the concept table (``lexicon.py``: everyday English and Chinese words for what tools do,
 Chinese found by longest match) bridges common cases, a misspelt word counts as the known word one
-edit away (``typos.py``), and the multilingual embedder does the rest. Scores are each side min-max normalised over the candidates and summed with weights, so a
-side that finds nothing (no shared word, no embedder) simply does not count.
+edit away (``typos.py``), and the multilingual embedder does the rest. Scores are each side min-max
+normalised over the candidates and summed with weights, so a side that finds nothing (no shared
+word, no embedder) simply does not count.
 """
 
 from __future__ import annotations
