@@ -7,22 +7,26 @@ fused with an embedder's cosine similarity where one is present.
     tools = await top_tools(caller_tools, task, 40) # what the agent loop offers for a task
 
 Lexical alone misses "查一下我下周的日程安排" against English descriptions, and "agenda" against
-"events"; the concept table (``lexicon.py``) bridges common cases and the multilingual embedder the
-rest. Scores are each side min-max normalised over the candidates and summed with weights, so a
-side that finds nothing (no shared word, no embedder) simply does not count.
+"events"; the concept table (``lexicon.py``: everyday English and Chinese words for what tools do,
+Chinese found by longest match) bridges common cases, a misspelt word counts as the known word one
+edit away (``typos.py``), and the multilingual embedder does the rest. Scores are each side min-max
+normalised over the candidates and summed with weights, so a side that finds nothing (no shared
+word, no embedder) simply does not count.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from hermes_hub.toolsets.lexicon import expand, words
+from hermes_hub.toolsets.lexicon import concept_keys, expand, human_name, raw_words, stem, words
+from hermes_hub.toolsets.typos import Typos
 
 if TYPE_CHECKING:
     from hermes_hub.memory.embedders import Embedder
@@ -30,10 +34,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_hub.toolsets")
 K1, B = 1.2, 0.75
 EXPANDED_WEIGHT = 0.6  # a concept's tool-side words count less than the person's own words
+TYPO_WEIGHT = 0.8  # a misspelt word's likely meaning counts a little less than a word spelt right
 LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.7, 0.3  # measured on tests/fixtures/tool_queries.py (bench/tools.py)
 PASSAGE_CHARS = 90  # embedding time grows steeply with length (measured: 6 ms for 30 characters, 140 ms for 200)
 NAME_REPEAT = 2  # name words count twice: "send_reminder" says more than a word deep in a description
 ORIGIN_META = "hermes-hub/origin"
+_NAME_RE = re.compile(r"(?<=[\w,;] )[A-Z][a-z]+")  # a capitalised word inside a sentence
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,9 @@ def document(tool: types.Tool) -> list[str]:
 
 
 def passage(tool: types.Tool) -> str:
-    """What the embedder reads for a tool: short, since embedding cost grows with length."""
-    name = " ".join(words(tool.name))
+    """What the embedder reads for a tool: its name as words (unstemmed: the model knows words, not
+    stems) and its first sentence; short, since embedding cost grows with length."""
+    name = human_name(tool.name)
     text = (tool.description or tool.title or "").strip()
     first = text.split(". ")[0]
     return f"{name}: {first if len(first) > 40 else text}"[:PASSAGE_CHARS]
@@ -82,6 +89,8 @@ class ToolIndex:
         self.embedder = embedder
         self._docs: dict[int, tuple[types.Tool, Counter[str], int, str]] = {}
         self._vectors: dict[str, Any] = {}  # passage text -> unit vector (float32 array where numpy is)
+        self._typos = Typos(concept_keys())  # every word any indexed tool (or the concept table) knows
+        self._stems: set[str] = set()
         self.embed_failed: str | None = None
 
     def _entry(self, tool: types.Tool) -> tuple[types.Tool, Counter[str], int, str]:
@@ -89,8 +98,11 @@ class ToolIndex:
         if hit is None or hit[0] is not tool:
             terms = document(tool)
             hit = (tool, Counter(terms), len(terms), passage(tool))
+            self._typos.add(raw_words(f"{tool.name} {tool.description or ''}"))
+            self._stems.update(terms)
             if len(self._docs) > 20_000:  # catalogs come and go: drop the stale ones wholesale
                 self._docs.clear()
+                self._typos, self._stems = Typos(concept_keys()), set()
             self._docs[id(tool)] = hit
         return hit
 
@@ -106,7 +118,9 @@ class ToolIndex:
         if not missing:
             return 0
         try:
-            vectors = await self.embedder.embed(missing, query=False)
+            # embedded as queries: a tool's passage is a short request-like line, and E5 matches short
+            # text to short text better with the same prefix on both sides (measured in bench/tools.py)
+            vectors = await self.embedder.embed(missing, query=True)
         except Exception as e:  # noqa: BLE001 - semantic search is help; lexical still answers
             self.embed_failed = str(e)
             log.warning("tool search: embedding tool descriptions failed, searching by words only: %s", e)
@@ -114,21 +128,38 @@ class ToolIndex:
         self._vectors.update(zip(missing, map(_packed, vectors), strict=True))
         return len(missing)
 
+    def query_weights(self, query: str) -> dict[str, float]:
+        """The query's stemmed words (1), the words its concepts stand for, and the likely meanings
+        of its misspelt words, with what each counts."""
+        raw = raw_words(query)
+        own = [stem(w) for w in raw]
+        weights = {t: 1.0 for t in own} | {t: EXPANDED_WEIGHT for t in expand(own, query) if t not in own}
+        names = {m.lower() for m in _NAME_RE.findall(query)}
+        for w in raw:
+            if stem(w) in self._stems or w in names:  # "Alice" is a name, not a misspelt "alive"
+                continue
+            meant = [stem(m) for m in self._typos.near(w)]
+            for t in expand(meant):
+                weights.setdefault(t, TYPO_WEIGHT if t in meant else TYPO_WEIGHT * EXPANDED_WEIGHT)
+        return weights
+
     def lexical(self, tools: list[types.Tool], query: str) -> list[float]:
-        own = words(query)
-        weights = {t: 1.0 for t in own} | {t: EXPANDED_WEIGHT for t in expand(own) if t not in own}
         docs = [self._doc(t) for t in tools]
+        weights = self.query_weights(query)
         if not docs or not weights:
             return [0.0] * len(docs)
         avg = sum(n for _, n in docs) / len(docs) or 1.0
         df = {t: sum(1 for c, _ in docs if t in c) for t in weights}
-        idf = {t: math.log(1 + (len(docs) - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
+        # only the words some tool has, each with its weight times its rarity, are looked up per tool
+        live = [(t, weights[t] * math.log(1 + (len(docs) - d + 0.5) / (d + 0.5)) * (K1 + 1))
+                for t, d in df.items() if d]
         scores = []
         for counts, n in docs:
             s = 0.0
-            for t, w in weights.items():
-                if (tf := counts.get(t)) and t in idf:
-                    s += w * idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * n / avg))
+            norm = K1 * (1 - B + B * n / avg)
+            for t, wi in live:
+                if tf := counts.get(t):
+                    s += wi * tf / (tf + norm)
             scores.append(s)
         return scores
 
