@@ -26,14 +26,16 @@ _COLS = ("id, user_id, text, kind, confidence, source, created_at, event_time, l
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
 
 
-def _opt(value: float | None) -> Any:
-    return None if value is None else dt(value)
+_EXPLICIT = '{"type":"explicit"}'  # the commonest source, as ``_dumps`` writes it
 
 
 def _memory(row: tuple[Any, ...]) -> MemoryRecord:
+    """A row as a record (recall builds one per candidate: kept cheap, a third of a load at 100k)."""
     (mid, uid, text, kind, conf, source, created, event, recalled, count, sup_by, sup_at, state, flags) = row
-    return MemoryRecord(mid, uid, text, kind, conf, json.loads(source), dt(created), _opt(event), _opt(recalled),
-                        count, sup_by, _opt(sup_at), state, tuple(f for f in flags.split(",") if f))
+    return MemoryRecord(mid, uid, text, kind, conf, {"type": "explicit"} if source == _EXPLICIT else json.loads(source),
+                        dt(created), None if event is None else dt(event), None if recalled is None else dt(recalled),
+                        count, sup_by, None if sup_at is None else dt(sup_at), state,
+                        tuple(f for f in flags.split(",") if f) if flags else ())
 
 
 def _dumps(value: Any) -> str:
