@@ -138,3 +138,26 @@ async def test_audit_records_every_call_and_only_admins_read_other_users_rows(tw
     assert bad["outcome"] == "tool_error" and "Invalid arguments" in bad["error"]
     assert "only admins may read another user's audit" in peek
     assert {r["user_id"] for r in everyone} == {"alice", "bob"}
+
+
+async def test_the_sixth_wrong_token_in_a_minute_gets_429_on_mcp_and_status_while_another_address_gets_in(two_users):
+    url, alice, *_ = two_users
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        missing = [(await http.post(url, json=init, headers=headers)).status_code for _ in range(6)]
+        wrong = [(await http.post(url, json=init, headers={**headers, "Authorization": f"Bearer guess-{n}"})).status_code
+                 for n in range(6)]
+        right_here = await http.post(url, json=init, headers={**headers, "Authorization": f"Bearer {alice}"})
+        status = await http.get(url.removesuffix("/mcp") + "/status.json", headers={"Authorization": f"Bearer {alice}"})
+    # Loopback is 127.0.0.0/8: a client bound to 127.0.0.2 is another address to the hub.
+    elsewhere = httpx2.AsyncHTTPTransport(local_address="127.0.0.2")
+    async with httpx2.AsyncClient(timeout=10, transport=elsewhere) as http:
+        there = await http.post(url, json=init, headers={**headers, "Authorization": f"Bearer {alice}"})
+    assert missing == [401] * 6  # a host that has not sent a token yet is not guessing
+    assert wrong == [401] * 5 + [429]
+    assert right_here.status_code == 429 and 0 < int(right_here.headers["retry-after"]) <= 60
+    assert "try again in" in right_here.json()["error_description"]
+    assert status.status_code == 429  # one count for /mcp and the status page
+    assert there.status_code == 200 and '"serverInfo"' in there.text

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from hermes_hub.throttle import Throttle
 from hermes_hub.upstream.affinity import UnknownSession
 from hermes_hub.upstream.auth import BearerAuth
 from hermes_hub.upstream.gate import JsonRpcGate
@@ -44,15 +45,16 @@ def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
         ready = hub.pool.settled
         return JSONResponse({"ready": ready, "servers": servers}, status_code=200 if ready else 503)
 
+    throttle = Throttle()  # wrong tokens, counted across /mcp and the status page
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub), *toolset_routes,
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, throttle), *toolset_routes,
                 Mount("/", app=mcp_app)],
         lifespan=lifespan,
     )
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
     app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read
-    app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local)
+    app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local, throttle=throttle)
     return app
 
 

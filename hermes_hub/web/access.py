@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
-import math
 import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,28 +21,14 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 
 from hermes_hub.call import Identity
+from hermes_hub.throttle import Throttle
 from hermes_hub.web.logins import Logins
-from hermes_hub.web.throttle import Throttle
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
-log = logging.getLogger("hermes_hub.web")
 COOKIE = "hermes_status"
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
-
-
-class Throttled(Exception):
-    """Too many wrong tokens from this address: answer 429 with ``retry_after`` seconds."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(seconds)
-        self.retry_after = max(1, math.ceil(seconds))
-
-    @property
-    def sentence(self) -> str:
-        return (f"Too many wrong tokens from your address: try again in {self.retry_after} seconds. "
-                "An admin creates a token with `hermes-hub token create USER`.")
 
 
 @dataclass(frozen=True)
@@ -64,10 +48,10 @@ def client_address(request: Request) -> str:
 
 
 class Access:
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, throttle: Throttle) -> None:
         self.hub = hub
         self.logins = Logins(hub)
-        self.throttle = Throttle()
+        self.throttle = throttle
         self._local = secrets.token_urlsafe(32)  # the local user's CSRF key lasts as long as this process
 
     async def tokens_required(self) -> bool:
@@ -75,9 +59,7 @@ class Access:
 
     def check_throttle(self, request: Request) -> None:
         """Raise ``Throttled`` while this address may not try another token."""
-        wait = self.throttle.wait(client_address(request))
-        if wait > 0:
-            raise Throttled(wait)
+        self.throttle.check(client_address(request))
 
     async def viewer(self, request: Request) -> Viewer | None:
         """The viewer of ``request``, or None: log in first (or, without tokens, not from this address)."""
@@ -107,11 +89,7 @@ class Access:
         return opened[0]
 
     def _failed(self, request: Request) -> None:
-        address = client_address(request)
-        self.throttle.failed(address)
-        if wait := self.throttle.wait(address):  # just crossed the limit: tell the operator, once per lockout
-            log.warning("status page: %d wrong tokens from %s within %g s; refusing it for %.0f s",
-                        self.throttle.limit, address, self.throttle.window, wait)
+        self.throttle.failed(client_address(request), "the status page")
 
     def csrf(self, viewer: Viewer) -> str:
         return hmac.new(viewer.credential.encode(), b"hermes-hub status csrf", hashlib.sha256).hexdigest()

@@ -23,8 +23,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hermes_hub.errors import HubError, NotFound
+from hermes_hub.throttle import Throttle, Throttled
 from hermes_hub.web import view
-from hermes_hub.web.access import COOKIE, Access, Throttled, Viewer
+from hermes_hub.web.access import COOKIE, Access, Viewer
 from hermes_hub.web.activity import sparkline
 from hermes_hub.web.logins import IDLE, LIFETIME
 
@@ -63,8 +64,8 @@ def _limited(endpoint: Endpoint, *, html: bool) -> Endpoint:
     return guarded
 
 
-def status_routes(hub: Hub) -> list[BaseRoute]:
-    access = Access(hub)
+def status_routes(hub: Hub, throttle: Throttle | None = None) -> list[BaseRoute]:
+    access = Access(hub, throttle or Throttle())
 
     def _filters(request: Request) -> dict[str, str | None]:
         outcome = request.query_params.get("outcome") or None

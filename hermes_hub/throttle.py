@@ -1,4 +1,5 @@
-"""Wrong tokens per client address: a few a minute, then 429 until the oldest of them ages out.
+"""Wrong tokens per client address: a few a minute, then 429 until the oldest of them ages out. One
+throttle per process counts the wrong bearer tokens sent to /mcp and the status page's logins together.
 
     throttle = Throttle(limit=5, window=60)
     if (wait := throttle.wait(address)) > 0: ...   # answer 429, Retry-After: ceil(wait)
@@ -13,9 +14,13 @@ failing one is forgotten. Each process counts its own (replicas behind a load ba
 from __future__ import annotations
 
 import ipaddress
+import logging
+import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+
+log = logging.getLogger("hermes_hub.throttle")
 
 LIMIT = 5
 WINDOW = 60.0
@@ -35,6 +40,19 @@ def client_key(address: str) -> str:
     return str(ip)
 
 
+class Throttled(Exception):
+    """Too many wrong tokens from this address: answer 429 with ``retry_after`` seconds."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.retry_after = max(1, math.ceil(seconds))
+
+    @property
+    def sentence(self) -> str:
+        return (f"Too many wrong tokens from your address: try again in {self.retry_after} seconds. "
+                "An admin creates a token with `hermes-hub token create USER`.")
+
+
 class Throttle:
     def __init__(self, limit: int = LIMIT, window: float = WINDOW, *, addresses: int = ADDRESSES,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -48,7 +66,19 @@ class Throttle:
             return 0.0
         return max(0.0, times[0] + self.window - self._clock())
 
-    def failed(self, address: str) -> None:
+    def check(self, address: str) -> None:
+        """Raise ``Throttled`` while ``address`` may not try another token."""
+        if (wait := self.wait(address)) > 0:
+            raise Throttled(wait)
+
+    def failed(self, address: str, where: str = "") -> None:
+        """Count a wrong token from ``address`` (sent to ``where``, for the log line at the limit)."""
+        self._count(address)
+        if wait := self.wait(address):  # just crossed the limit: tell the operator, once per lockout
+            log.warning("%d wrong tokens from %s within %g s%s; refusing it for %.0f s", self.limit, address,
+                        self.window, f" (last at {where})" if where else "", wait)
+
+    def _count(self, address: str) -> None:
         key = client_key(address)
         now = self._clock()
         times = self._failures.pop(key, None) or deque(maxlen=self.limit)
