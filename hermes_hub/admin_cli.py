@@ -58,10 +58,14 @@ def token_create(user: str, role: str, name: str, config: str) -> None:
 
     async def go() -> None:
         async with _store(config) as store:
+            first = not any(t.revoked_at is None for t in await store.list_tokens())
             secret, record = await create_token(store, user, role, name)
         click.echo(secret)
         click.echo(f"created {record.id} for {record.user_id} (role {record.role}); it is shown only this once",
                    err=True)
+        if first:  # whether a hub requires tokens is decided when it starts
+            click.echo("this is the first token: a hub already serving without tokens keeps doing so until it "
+                       "restarts", err=True)
 
     _run(go)
 
@@ -98,7 +102,11 @@ def token_revoke(token_id: str, config: str) -> None:
         async with _store(config) as store:
             if not await store.revoke_token(token_id, at=datetime.now(UTC)):
                 raise HubError(f"no live token with id {token_id!r}; see `hermes-hub token list`")
+            left = any(t.revoked_at is None for t in await store.list_tokens())
         click.echo(f"revoked {token_id}")
+        if not left:
+            click.echo("no live token is left: a hub that requires tokens now refuses every HTTP caller until "
+                       "you create one with `hermes-hub token create USER`", err=True)
 
     _run(go)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import ipaddress
 import json
 import logging
 import sys
@@ -189,16 +188,20 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     import uvicorn
 
     from hermes_hub.upstream.app import build_app
+    from hermes_hub.upstream.exposure import Exposure
+    from hermes_hub.upstream.http11 import BoundedHead
 
     host = host or cfg.hub.host
     port = cfg.hub.port if port is None else port
-    if not _is_loopback(host) and not anyio.run(_has_tokens, cfg):
-        _fail(f"refusing to listen on {host}: no tokens are configured, so every caller would be the local user. "
-              f"Create one with `hermes-hub token create USER` (or set auth.tokens in {config}), "
-              f"or use --host 127.0.0.1.", 2)
-    log.info("serving %d servers at http://%s:%d/mcp", len(cfg.enabled()), host, port)
-    uvicorn.run(build_app(hub, host=host), host=host, port=port, log_level="warning" if quiet else "info",
-                loop="uvloop" if _HAS_UVLOOP else "asyncio")
+    exposure = Exposure.decide(cfg, host, anyio.run(_has_tokens, cfg))  # once: it never changes while serving
+    if (refusal := exposure.refusal()) is not None:
+        _fail(refusal.replace("hub.json", config), 2)
+    log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, port, exposure.summary())
+    # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
+    proxies = list(exposure.trusted_proxies)
+    uvicorn.run(build_app(hub, exposure), host=host, port=port, http=BoundedHead,
+                proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
+                log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
 
 
 async def _has_tokens(cfg: HubConfig) -> bool:
@@ -207,15 +210,6 @@ async def _has_tokens(cfg: HubConfig) -> bool:
 
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
         return await Authenticator(store, [StaticToken(t.token, t.user, t.role) for t in cfg.auth.tokens]).enabled()
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @main.command()

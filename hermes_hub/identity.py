@@ -23,8 +23,9 @@ from hermes_hub.storage import Store
 from hermes_hub.storage.records import TokenRecord, utcnow
 
 TOKEN_PREFIX = "hh_"
+MAX_TOKEN_CHARS = 512  # longer than any token this hub makes or accepts in hub.json: refused unread
 IDENTITY_KEY = "hermes_identity"  # where the HTTP auth middleware leaves the caller in the ASGI scope state
-__all__ = ["ADMIN", "IDENTITY_KEY", "USER", "Authenticator", "Identity", "StaticToken", "create_token", "local_user_name",
+__all__ = ["ADMIN", "IDENTITY_KEY", "MAX_TOKEN_CHARS", "USER", "Authenticator", "Identity", "StaticToken", "create_token", "local_user_name",
            "new_token", "token_hash"]
 
 
@@ -67,6 +68,8 @@ class Authenticator:
         return self._store is not None and any(t.revoked_at is None for t in await self._store.list_tokens())
 
     async def identify(self, token: str) -> Identity | None:
+        if len(token) > MAX_TOKEN_CHARS:
+            return None
         return await self.identify_hash(token_hash(token))
 
     async def identify_hash(self, digest: str) -> Identity | None:

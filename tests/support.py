@@ -109,16 +109,18 @@ class Served:
 
 
 @asynccontextmanager
-async def serve_process(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[Served]:
-    """``hermes-hub serve`` as a real process on a free port, once /readyz is 200."""
+async def serve_process(config: dict[str, Any], tmp_path: Path, host: str | None = None) -> AsyncIterator[Served]:
+    """``hermes-hub serve`` (with ``--host host``) as a real process on a free port, once /readyz is 200."""
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps(config))
     port = free_port()
     log = tmp_path / "hub.log"
-    with process([sys.executable, "-m", "hermes_hub", "serve", "--config", str(cfg), "--port", str(port)], log) as p:
+    argv = [sys.executable, "-m", "hermes_hub", "serve", "--config", str(cfg), "--port", str(port)]
+    reach = "127.0.0.1" if host in (None, "0.0.0.0") else host
+    with process(argv + (["--host", host] if host else []), log) as p:
         with anyio.fail_after(30):
-            await wait_http(f"http://127.0.0.1:{port}/readyz", p, log)
-        yield Served(f"http://127.0.0.1:{port}/mcp", p, cfg, log)
+            await wait_http(f"http://{reach}:{port}/readyz", p, log)
+        yield Served(f"http://{reach}:{port}/mcp", p, cfg, log)
 
 
 @asynccontextmanager

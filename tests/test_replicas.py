@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -22,13 +23,20 @@ HANDSHAKE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
-@pytest.fixture
-async def replicas(pg_server, tmp_path) -> AsyncIterator[tuple[Served, Served]]:
-    config = {"mcpServers": {}, "storage": {"url": await new_database(pg_server)}, "memory": {"embedder": "none"}}
+@asynccontextmanager
+async def two_replicas(pg_server: Any, tmp_path: Any, **sections: Any) -> AsyncIterator[tuple[Served, Served]]:
+    config = {"mcpServers": {}, "storage": {"url": await new_database(pg_server)}, "memory": {"embedder": "none"},
+              **sections}
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with serve_process(config, tmp_path / "a") as a, serve_process(config, tmp_path / "b") as b:
         yield a, b
+
+
+@pytest.fixture
+async def replicas(pg_server, tmp_path) -> AsyncIterator[tuple[Served, Served]]:
+    async with two_replicas(pg_server, tmp_path) as pair:
+        yield pair
 
 
 async def cli(served: Served, *args: str) -> tuple[str, str]:
@@ -56,16 +64,17 @@ async def until(check: Any) -> None:
         await anyio.sleep(0.1)  # poll interval only; the caller bounds the wait
 
 
-async def test_sessions_memories_tokens_and_audit_are_shared_by_two_replicas(replicas):
-    a, b = replicas
+async def test_sessions_memories_tokens_and_audit_are_shared_by_two_replicas(pg_server, tmp_path):
+    # Replicas that require tokens from the start (auth.required): one created on either works on both.
+    async with two_replicas(pg_server, tmp_path, auth={"required": True}) as (a, b):
+        await _shared_by_both(a, b)
+
+
+async def _shared_by_both(a: Served, b: Served) -> None:
     with anyio.fail_after(90):
+        assert [await status_with(r.url, None) for r in (a, b)] == [401, 401]
         token, created = await cli(a, "token", "create", "alice")
         token, token_id = token.strip(), created.split("created ")[1].split()[0]
-
-        async def token_required_everywhere() -> bool:  # each replica rechecks within seconds, no restart
-            return [await status_with(r.url, None) for r in (a, b)] == [401, 401]
-
-        await until(token_required_everywhere)
         async with as_user(a.url, token) as via_a, as_user(b.url, token) as via_b:
             sid = (await call(via_a, "hermes_session_create", {"title": "trip"}))["session_id"]
             await call(via_a, "hermes_session_append", {"session_id": sid, "role": "user", "content": "Zürich 北京"})

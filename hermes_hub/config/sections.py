@@ -110,6 +110,28 @@ class HubSection(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(8600, ge=0, le=65535)
     expose: Literal["all", "lazy"] = "all"  # lazy: the hub's own tools plus search/describe/call meta-tools
+    allowed_hosts: list[str] = Field(default_factory=list)  # Host names a reverse proxy uses, e.g. "hub.example"
+    trusted_proxies: list[str] = Field(default_factory=list)  # addresses whose X-Forwarded-For is believed
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", name):
+                raise ValueError(f"{name!r} is not a host name (give the name only, e.g. 'hub.example', no port)")
+        return names
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, proxies: list[str]) -> list[str]:
+        import ipaddress
+
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise ValueError(f"{proxy!r} is not an address or network (e.g. '10.0.0.5' or '10.0.0.0/24')") from None
+        return proxies
 
 
 class StorageSection(_Strict):
@@ -208,7 +230,7 @@ class ToolsetConfig(_Strict):
 
 
 class TokenEntry(_Strict):
-    token: str = Field(min_length=16)
+    token: str = Field(min_length=16, max_length=512)
     user: str = Field(min_length=1)
     role: Literal["user", "admin"] = "user"
 
@@ -218,6 +240,7 @@ class AuthSection(_Strict):
 
     local_user: str | None = None  # default: the OS user name
     tokens: list[TokenEntry] = Field(default_factory=list)
+    required: bool | None = None  # default: required unless loopback with no tokens (decided at start)
 
 
 class HubConfig(_Strict):

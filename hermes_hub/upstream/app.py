@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -15,6 +16,7 @@ from starlette.routing import Mount, Route
 from hermes_hub.throttle import Throttle
 from hermes_hub.upstream.affinity import UnknownSession
 from hermes_hub.upstream.auth import BearerAuth
+from hermes_hub.upstream.exposure import Exposure, HostCheck
 from hermes_hub.upstream.gate import JsonRpcGate
 from hermes_hub.web import status_routes
 
@@ -22,11 +24,15 @@ if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
 
-def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
+def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     """A Starlette app whose lifespan owns ``hub``: entering the app starts every downstream."""
-    mcp_app = hub.server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    # HostCheck guards every path against DNS rebinding, on every bind; the SDK's own check knows
+    # only 127.0.0.1, localhost and ::1 and would refuse the names in hub.allowed_hosts.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = hub.server.streamable_http_app(streamable_http_path="/mcp", transport_security=unchecked)
     toolset_routes = [route for name, ep in hub.endpoints.items() if name is not None
-                      for route in ep.server.streamable_http_app(streamable_http_path=ep.path, host=host).routes]
+                      for route in ep.server.streamable_http_app(streamable_http_path=ep.path,
+                                                                 transport_security=unchecked).routes]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -47,14 +53,16 @@ def build_app(hub: Hub, *, host: str = "127.0.0.1") -> Starlette:
 
     throttle = Throttle()  # wrong tokens, counted across /mcp and the status page
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, throttle), *toolset_routes,
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, exposure, throttle), *toolset_routes,
                 Mount("/", app=mcp_app)],
         lifespan=lifespan,
     )
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
     app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read
-    app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local, throttle=throttle)
+    app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local, required=exposure.required,
+                       throttle=throttle)
+    app.add_middleware(HostCheck, exposure=exposure)  # outermost: a rebound name learns nothing
     return app
 
 

@@ -1,7 +1,8 @@
 """Who is looking at the status page, and whether they may act.
 
-Without tokens the hub listens on loopback only and the viewer is the local user (an admin). With
-tokens, a browser logs in once: the hub checks the token and opens a login session (``logins``) whose
+When the hub does not require tokens (loopback, none at start: ``upstream.exposure``), the viewer is
+the local user (an admin) if the connection comes from a loopback address; no header decides that,
+and a foreign Host was refused before (``HostCheck``). When it requires them, a browser logs in once: the hub checks the token and opens a login session (``logins``) whose
 random id goes into an HttpOnly, SameSite=Strict cookie; the token itself never leaves the login form.
 A script sends ``Authorization: Bearer``. Until then no data leaves the hub, and wrong tokens are
 limited per client address (``throttle``). Actions are POSTs that also carry a CSRF token (an HMAC
@@ -22,13 +23,13 @@ from starlette.requests import Request
 
 from hermes_hub.call import Identity
 from hermes_hub.throttle import Throttle
+from hermes_hub.upstream.exposure import Exposure, is_loopback
 from hermes_hub.web.logins import Logins
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
 
 COOKIE = "hermes_status"
-LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 
 
 @dataclass(frozen=True)
@@ -43,19 +44,20 @@ class Viewer:
 
 
 def client_address(request: Request) -> str:
-    """The caller's address (uvicorn puts a trusted proxy's X-Forwarded-For there)."""
+    """The caller's address (uvicorn puts X-Forwarded-For there only for ``hub.trusted_proxies``)."""
     return request.client.host if request.client else "unknown"
 
 
 class Access:
-    def __init__(self, hub: Hub, throttle: Throttle) -> None:
-        self.hub = hub
+    def __init__(self, hub: Hub, exposure: Exposure, throttle: Throttle) -> None:
+        self.hub, self.exposure = hub, exposure
         self.logins = Logins(hub)
         self.throttle = throttle
         self._local = secrets.token_urlsafe(32)  # the local user's CSRF key lasts as long as this process
 
-    async def tokens_required(self) -> bool:
-        return await self.hub.authenticator.enabled()
+    @property
+    def tokens_required(self) -> bool:
+        return self.exposure.required
 
     def check_throttle(self, request: Request) -> None:
         """Raise ``Throttled`` while this address may not try another token."""
@@ -63,10 +65,9 @@ class Access:
 
     async def viewer(self, request: Request) -> Viewer | None:
         """The viewer of ``request``, or None: log in first (or, without tokens, not from this address)."""
-        if not await self.tokens_required():
-            # Loopback only; a page on another site whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
-            host = urlsplit(f"//{request.headers.get('host', '')}").hostname or ""
-            return Viewer(self.hub.local, self._local) if host in LOOPBACK_NAMES else None
+        if not self.tokens_required:
+            # The peer of the connection itself, never a header (a proxy on this machine is not trusted here).
+            return Viewer(self.hub.local, self._local) if is_loopback(client_address(request)) else None
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and token.strip():
             self.check_throttle(request)
@@ -98,8 +99,22 @@ class Access:
         """A POST from this page: same origin, and the form's CSRF token is this viewer's."""
         if viewer.by_header:
             return True
-        origin = request.headers.get("origin")
-        if origin and urlsplit(origin).netloc != request.headers.get("host"):
+        if not same_origin(request):
             return False
         sent = request.headers.get("x-csrf-token") or str((await request.form()).get("csrf", ""))
         return hmac.compare_digest(sent, self.csrf(viewer))
+
+
+def same_origin(request: Request) -> bool:
+    """False when a browser says the request comes from a page on another site (Origin, else Referer).
+
+    A request with neither header comes from a script, not a page: it has nothing to forge.
+    """
+    host = request.headers.get("host", "")
+    origin, referer = request.headers.get("origin"), request.headers.get("referer")
+    try:
+        if origin is not None:
+            return origin != "null" and urlsplit(origin).netloc == host
+        return referer is None or urlsplit(referer).netloc == host
+    except ValueError:  # a malformed URL is no page of ours
+        return False

@@ -25,12 +25,13 @@ from starlette.staticfiles import StaticFiles
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.throttle import Throttle, Throttled
 from hermes_hub.web import view
-from hermes_hub.web.access import COOKIE, Access, Viewer
+from hermes_hub.web.access import COOKIE, Access, Viewer, same_origin
 from hermes_hub.web.activity import sparkline
 from hermes_hub.web.logins import IDLE, LIFETIME
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
+    from hermes_hub.upstream.exposure import Exposure
 
 log = logging.getLogger("hermes_hub.web")
 POLL_SECONDS = 2
@@ -64,8 +65,8 @@ def _limited(endpoint: Endpoint, *, html: bool) -> Endpoint:
     return guarded
 
 
-def status_routes(hub: Hub, throttle: Throttle | None = None) -> list[BaseRoute]:
-    access = Access(hub, throttle or Throttle())
+def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None) -> list[BaseRoute]:
+    access = Access(hub, exposure, throttle or Throttle())
 
     def _filters(request: Request) -> dict[str, str | None]:
         outcome = request.query_params.get("outcome") or None
@@ -73,9 +74,9 @@ def status_routes(hub: Hub, throttle: Throttle | None = None) -> list[BaseRoute]
                 "outcome": outcome if outcome in view.OUTCOMES else None}
 
     async def _login(request: Request, error: str | None = None) -> HTMLResponse:
-        if not await access.tokens_required():  # loopback-only mode, reached under another host name
-            return _page("login.html", 403, error="This hub has no tokens, so it answers on 127.0.0.1 or "
-                                                  "localhost only; open the page at that address.", form=False)
+        if not access.tokens_required:  # no-token mode, reached from another machine (through a proxy?)
+            return _page("login.html", 403, error="This hub has no tokens, so only this machine may open its "
+                                                  "page; open it on the machine the hub runs on.", form=False)
         if error is None and request.cookies.get(COOKIE):
             error = (f"Your login has ended (logged out, idle for {IDLE.total_seconds() / 3600:g} hours, older "
                      f"than {LIFETIME.days} days, or its token was revoked): log in again.")
@@ -85,7 +86,8 @@ def status_routes(hub: Hub, throttle: Throttle | None = None) -> list[BaseRoute]
         return response
 
     def _context(viewer: Viewer, data: dict[str, Any]) -> dict[str, Any]:
-        return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour}
+        return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour,
+                "logins": access.tokens_required}  # without tokens there is nothing to log out of
 
     async def page(request: Request) -> Response:
         viewer = await access.viewer(request)
@@ -125,8 +127,11 @@ def status_routes(hub: Hub, throttle: Throttle | None = None) -> list[BaseRoute]
         return _page("run.html", run=found)
 
     async def login(request: Request) -> Response:
+        if not same_origin(request):  # a foreign page must not log this browser into someone's account
+            return _page("login.html", 403, error="This login form was sent from another site; open the status "
+                                                  "page itself and log in there.", form=False)
         token = str((await request.form()).get("token", "")).strip()
-        if not await access.tokens_required():
+        if not access.tokens_required:
             return RedirectResponse("/status", 303)
         session_id = await access.log_in(request, token)
         if session_id is not None and (old := request.cookies.get(COOKIE)):

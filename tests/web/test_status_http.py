@@ -34,8 +34,9 @@ async def test_without_tokens_the_local_user_sees_everything_as_html_and_json_bu
     alpha = next(s for s in data["servers"] if s["name"] == "alpha")
     assert alpha["schema_tokens"] > 0 and any(t["name"] == "alpha_echo" for t in alpha["tool_list"])
     assert "memory" in data and "csrf" in data
-    assert rebound.status_code == 401 and "alpha" not in rebound.text
-    assert rebound_page.status_code == 403 and "alpha" not in rebound_page.text
+    assert rebound.status_code == 421 and "alpha" not in rebound.text
+    assert rebound_page.status_code == 421 and "alpha" not in rebound_page.text
+    assert "hub.allowed_hosts" in rebound.json()["error_description"]
 
 
 async def test_with_tokens_nothing_is_sent_before_login_a_bearer_header_works_and_login_sets_a_strict_cookie(

@@ -75,12 +75,13 @@ async def test_logging_out_ends_the_session_for_that_cookie_for_good(tmp_path):
 
 async def test_a_login_opened_on_one_replica_works_on_the_other_and_ends_on_both_when_its_token_is_revoked(
         pg_server, tmp_path):
+    # Tokens are required from the start (auth.required), though the store holds none until the hub runs.
     config = {**hub_config(tokens=False), "storage": {"url": await new_database(pg_server)},
-              "memory": {"embedder": "none"}}
+              "memory": {"embedder": "none"}, "auth": {"required": True}}
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with serve_process(config, tmp_path / "a") as a, serve_process(config, tmp_path / "b") as b:
-        await store_token(a, "dave")  # still live after carol's is revoked: tokens stay required
+        await store_token(a, "dave")  # still live after carol's is revoked
         token, token_id = await store_token(a, "carol")
         url_a, url_b = base_url(a.url), base_url(b.url)
         async with httpx2.AsyncClient(timeout=10) as http:
