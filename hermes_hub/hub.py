@@ -194,10 +194,18 @@ class Hub:
         return self.store
 
     def identify(self, ctx: Any) -> Identity:
-        """The caller of a request: who the HTTP auth middleware found, else the local user."""
+        """The caller of a request: over HTTP who the auth middleware found, on stdio the local user.
+
+        An HTTP request that reached a handler without a caller (a route outside the middleware) is
+        refused, never served as the local admin.
+        """
         request = getattr(ctx, "request", None)
-        found = request.scope.get("state", {}).get(IDENTITY_KEY) if request is not None else None
-        return found or self.local
+        if request is None:
+            return self.local
+        found = request.scope.get("state", {}).get(IDENTITY_KEY)
+        if found is None:
+            raise HubError("this HTTP request carries no caller identity; it must pass the hub's authentication")
+        return found
 
     def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None,
                session_id: str | None = None, run_id: str | None = None) -> Any:
