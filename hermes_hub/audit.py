@@ -15,7 +15,8 @@ A failed audit write is logged and never fails the call it describes.
 
 Arguments are masked before they are stored (``hermes_hub.masking``: values under secret-looking keys,
 well-known key formats and "my password is …" phrases in strings, the configured patterns), and
-strings past ``MAX_STRING`` are cut; the call itself gets the arguments as they were.
+strings past ``MAX_STRING`` are cut; so is the error text, which may quote them. The call itself gets
+the arguments as they were.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ async def record(store: Store, *, user_id: str, tool: str, server: str | None = 
         row = AuditRecord(at=at, user_id=user_id, tool=tool, outcome=rec.outcome,
                           duration_ms=round((time.perf_counter() - start) * 1000, 3), server=server,
                           session_id=session_id, arguments=masker(arguments or {}, limit=MAX_STRING),
-                          error=rec.error[:MAX_ERROR] if rec.error else None, result_size=rec.result_size,
+                          error=masker.text(rec.error, limit=MAX_ERROR) if rec.error else None,  # may quote arguments
+                          result_size=rec.result_size,
                           run_id=run_id)
         if writer is not None:
             writer.submit(row)

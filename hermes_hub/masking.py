@@ -45,9 +45,10 @@ PRESETS = {
 }
 _START = r"(?<![A-Za-z0-9])"  # a prefix counts at the start of a word only: "task-…" holds no "sk-" key
 FORMATS = {
-    # OpenAI (sk-proj-, sk-svcacct-, sk-admin-, sk-None-) and Anthropic (sk-ant-api03-…) project keys,
-    # and legacy OpenAI keys (sk- and 48 letters or digits, no hyphen: "sk-learn-style" prose is kept)
-    "openai_anthropic": _START + r"sk-(?:(?:proj|svcacct|admin|ant|None)-[A-Za-z0-9_-]{16,}|[A-Za-z0-9]{20,})",
+    # OpenAI (sk-proj-, sk-svcacct-, sk-admin-, sk-None-) and Anthropic (sk-ant-api03-…) keys, found even
+    # glued to a word (their prefixes are distinctive enough); legacy OpenAI keys (sk- and 48 letters or
+    # digits, no hyphen, so "sk-learn-style" prose is kept) only at the start of a word
+    "openai_anthropic": r"sk-(?:proj|svcacct|admin|ant|None)-[A-Za-z0-9_-]{16,}|" + _START + r"sk-[A-Za-z0-9]{20,}",
     "github": _START + r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
     "aws_access_key_id": _START + r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
     "slack": _START + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}",
