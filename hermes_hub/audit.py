@@ -13,20 +13,19 @@ exception sets the outcome (``TimeoutError`` → timeout, ``Forbidden``/``Sessio
 ``NotFound``/``InvalidInput`` → tool_error, anything else → error) and propagates unchanged.
 A failed audit write is logged and never fails the call it describes.
 
-Arguments are masked before they are stored: values under secret-looking keys (token, password,
-secret, key, authorization, cookie… matched on whole words of the key, so ``api_key`` and
-``accessToken`` are masked but ``keyword`` and ``max_tokens`` are not) become ``***``, recursively;
-``Masker(patterns=["email", "phone", r"\\bACME-\\d+"])`` also masks matches inside string values.
+Arguments are masked before they are stored (``hermes_hub.masking``: values under secret-looking keys,
+well-known key formats and "my password is …" phrases in strings, the configured patterns), and
+strings past ``MAX_STRING`` are cut; so is the error text, which may quote them. The call itself gets
+the arguments as they were.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,66 +33,14 @@ import anyio
 from pydantic import BaseModel
 
 from hermes_hub.errors import Forbidden, InvalidInput, NotFound, SessionBusy
+from hermes_hub.masking import MASKER, Masker
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import AuditRecord, utcnow
 
 log = logging.getLogger(__name__)
-MASK = "***"
-SECRET_WORDS = frozenset({
-    "token", "password", "passwd", "pwd", "passphrase", "secret", "key", "apikey", "authorization", "auth",
-    "cookie", "credential", "credentials", "otp", "pin", "signature",
-})
-PRESETS = {
-    "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
-    # 8 to 15 digits with optional + and separators; an ISO date (2026-01-15) is not a phone number
-    "phone": r"(?<![\w+])(?!\d{4}-\d\d-\d\d\b)\+?\d(?:[\s().-]?\d){7,14}(?!\w)",
-}
-BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}")
 MAX_STRING = 1000  # longer argument strings are cut: the audit is a record, not a copy of the data
-MAX_DEPTH = 64  # deeper arguments are summarised: the masker recurses
 MAX_ERROR = 2000
 WRITE_TIMEOUT = 5.0
-_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def _is_secret_key(key: str) -> bool:
-    return any(w.lower() in SECRET_WORDS for w in _WORD_RE.findall(str(key)))
-
-
-@dataclass(frozen=True)
-class Masker:
-    """Masks secrets in tool arguments. ``patterns`` are preset names ("email", "phone") or regexes."""
-
-    patterns: tuple[str, ...] = ()
-    _compiled: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        compiled = []
-        for p in self.patterns:
-            try:
-                compiled.append(re.compile(PRESETS.get(p, p)))
-            except re.error as exc:
-                raise InvalidInput(f"audit mask pattern {p!r} is not a valid regular expression ({exc}); "
-                                   f"use a preset ({', '.join(PRESETS)}) or fix the regex") from None
-        object.__setattr__(self, "_compiled", tuple(compiled))
-
-    def __call__(self, value: Any, depth: int = 0) -> Any:
-        if depth > MAX_DEPTH and isinstance(value, dict | list | tuple):  # a recursion limit is no reason to lose the row
-            return f"…(nested deeper than {MAX_DEPTH} levels)"
-        if isinstance(value, dict):
-            return {k: MASK if _is_secret_key(k) and v not in (None, "") else self(v, depth + 1)
-                    for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self(v, depth + 1) for v in value]
-        if isinstance(value, str):
-            text = BEARER.sub(lambda m: f"{m.group(1)} {MASK}", value)
-            for pattern in self._compiled:
-                text = pattern.sub(MASK, text)
-            return text if len(text) <= MAX_STRING else f"{text[:MAX_STRING]}…({len(text):,} chars)"
-        return value
-
-
-DEFAULT_MASKER = Masker()
 
 
 @dataclass
@@ -167,7 +114,7 @@ class AuditWriter:
 
 @asynccontextmanager
 async def record(store: Store, *, user_id: str, tool: str, server: str | None = None, session_id: str | None = None,
-                 arguments: dict[str, Any] | None = None, masker: Masker = DEFAULT_MASKER,
+                 arguments: dict[str, Any] | None = None, masker: Masker = MASKER,
                  writer: AuditWriter | None = None, run_id: str | None = None) -> AsyncIterator[Recording]:
     """Time the block and write one audit row when it ends, however it ends (through ``writer``
     in the background when given, else directly)."""
@@ -182,8 +129,9 @@ async def record(store: Store, *, user_id: str, tool: str, server: str | None = 
     finally:
         row = AuditRecord(at=at, user_id=user_id, tool=tool, outcome=rec.outcome,
                           duration_ms=round((time.perf_counter() - start) * 1000, 3), server=server,
-                          session_id=session_id, arguments=masker(arguments or {}),
-                          error=rec.error[:MAX_ERROR] if rec.error else None, result_size=rec.result_size,
+                          session_id=session_id, arguments=masker(arguments or {}, limit=MAX_STRING),
+                          error=masker.text(rec.error, limit=MAX_ERROR) if rec.error else None,  # may quote arguments
+                          result_size=rec.result_size,
                           run_id=run_id)
         if writer is not None:
             writer.submit(row)
@@ -237,7 +185,3 @@ async def prune(store: Store, *, days: float, now: datetime | None = None) -> in
         raise InvalidInput(f"audit retention must be a positive number of days (got {days!r})")
     return await store.prune_audit((now or utcnow()) - timedelta(days=days))
 
-
-def mask_patterns(patterns: Iterable[str]) -> Masker:
-    """A masker for configured patterns, validated now so a bad regex fails at startup."""
-    return Masker(tuple(patterns))

@@ -39,6 +39,7 @@ from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
+from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.sessions import Sessions
@@ -98,7 +99,7 @@ class Hub:
                           *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file))
-        self.masker = audit.mask_patterns(config.storage.audit_mask_patterns)
+        self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
@@ -156,7 +157,7 @@ class Hub:
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
-                     model_for=self._model_for)
+                     model_for=self._model_for, masker=self.masker)
 
     def _model_for(self, profile: Profile) -> Provider | None:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
@@ -315,7 +316,7 @@ class Hub:
             tg.start_soon(self._announce_loop)
             storage = self.config.storage
             self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
-            self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes)
+            self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes, masker=self.masker)
             self.model = await self._model()
             background = self.model if getattr(self.model, "background", True) else None  # sampling: a host per call
             self.memories = await self._stack.enter_async_context(

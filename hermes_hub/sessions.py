@@ -14,6 +14,7 @@ append if not given; ``seq`` is always the order of appends, whatever the times.
 Every operation takes the caller's ``user_id`` and only ever touches that user's rows: another user's
 session id raises the same ``NotFound`` as an id that never existed. Bad arguments raise
 ``InvalidInput`` naming the field and the fix; a session locked by an agent run raises ``SessionBusy``.
+An assistant message's tool calls are stored with their secrets masked (``hermes_hub.masking``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hermes_hub.errors import InvalidInput, NotFound
+from hermes_hub.masking import MASKER, Masker
 from hermes_hub.storage import Lease, Store
 from hermes_hub.storage.records import (
     ROLES,
@@ -117,9 +119,10 @@ def estimate_tokens(text: str) -> int:
 class Sessions:
     """The session service. Stateless over its store: share one per hub."""
 
-    def __init__(self, store: Store, *, max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, store: Store, *, max_message_bytes: int = MAX_MESSAGE_BYTES, masker: Masker = MASKER) -> None:
         self.store = store
         self.max_message_bytes = max_message_bytes
+        self.masker = masker  # tool calls are stored with their secrets masked, as in the audit
 
     async def create(self, user_id: str, title: str = "") -> Session:
         now = utcnow()
@@ -267,6 +270,9 @@ class Sessions:
         if size > self.max_message_bytes:
             raise InvalidInput(f"{where}message is {size:,} bytes; the limit is {self.max_message_bytes:,}. "
                                "Split it into several messages, or store a summary and keep the full text elsewhere")
+        # measured first, masked second: the cap bounds the masking's work. The calls were made already,
+        # so the stored copy (the agent's own calls included) need not keep their secrets.
+        call_dicts = [{**c, "arguments": self.masker(c["arguments"])} for c in call_dicts]
         if not meta.token_estimate:
             meta.token_estimate = estimate_tokens(content) + (estimate_tokens(json.dumps(call_dicts)) if calls else 0)
         return NewMessage("msg_" + secrets.token_urlsafe(12), role, content, at, call_dicts, call_id,

@@ -17,7 +17,8 @@
    is refused when the host cannot ask; a tool result is cut to ``max_tool_result_tokens``.
 6. Every message (task, assistant turns with their tool calls, tool results, answer) is appended to
    the session with the run id, also when the run fails or is cancelled; memory extraction then
-   picks them up from its queue.
+   picks them up from its queue. What is kept (the session's tool calls, the trace, the result's
+   ``tool_calls``) has secrets masked (``hermes_hub.masking``); the model and the tools get them as given.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ from hermes_hub.agent.providers.sampling import SamplingProvider
 from hermes_hub.agent.questions import ask_arguments, confirm
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
-from hermes_hub.audit import DEFAULT_MASKER
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
+from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories, RecallQuery
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage.records import RunRecord, utcnow
@@ -52,6 +53,7 @@ log = logging.getLogger("hermes_hub.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
 MAX_CORRECTIONS = 2  # invalid-argument calls of one tool the model may correct before the person is asked
 CHARS_PER_TOKEN = 4
+TRACE_STRING = 1000  # an argument string in the trace and the run's result is cut here, as in the audit
 STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error")
 
 
@@ -91,8 +93,9 @@ class RunResult:
 class Agent:
     def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider | None,
                  *, own_tools: str, summaries: Summarizer | None = None,
-                 model_for: Callable[[Profile], Provider | None] | None = None) -> None:
+                 model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
+        self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
         self.summaries = summaries  # folds what slid out of the window into the session's summary
         self.own_tools = own_tools  # public-name prefix of the agent's own tools, never offered to it
@@ -133,8 +136,9 @@ class Agent:
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
         """Store the run and its trace (a trace that cannot be written is logged, never fails the run)."""
-        record = RunRecord(run.run_id, user_id, run.session_id, profile.name, task[:2000], started_at, utcnow(),
-                           run.stop_reason, run.rounds, run.input_tokens, run.output_tokens, run.answer, run.trace)
+        record = RunRecord(run.run_id, user_id, run.session_id, profile.name, self.masker.text(task, limit=2000),
+                           started_at, utcnow(), run.stop_reason, run.rounds, run.input_tokens, run.output_tokens,
+                           self.masker.text(run.answer), run.trace)
         try:
             await self.sessions.store.add_run(record)
         except Exception:  # noqa: BLE001
@@ -180,9 +184,10 @@ class Agent:
             try:
                 reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
-                run.event("request", round=round_no, provider=model.name, error=str(e), messages=len(messages),
+                error = self.masker.text(str(e))  # a provider's message may quote what it was sent
+                run.event("request", round=round_no, provider=model.name, error=error, messages=len(messages),
                           estimated_tokens=estimate, seconds=round(time.perf_counter() - asked, 4))
-                run.stop_reason, run.answer = "model_error", f"The model could not answer: {e}"
+                run.stop_reason, run.answer = "model_error", f"The model could not answer: {error}"
                 return
             run.event("request", round=round_no, provider=model.name, model=reply.model, messages=len(messages),
                       estimated_tokens=estimate,
@@ -208,7 +213,7 @@ class Agent:
                 declined = declined or refused
                 origin = (by_name[call.name].meta or {}).get(ORIGIN_META, {}) if call.name in by_name else {}
                 run.event("tool", round=round_no, name=call.name, server=origin.get("server"),
-                          arguments=DEFAULT_MASKER(call.arguments if isinstance(call.arguments, dict) else {}),
+                          arguments=run.tool_calls[-1].arguments,  # masked in _call
                           seconds=round(run.tool_calls[-1].seconds, 4),
                           outcome="declined" if refused else "error" if is_error else "ok", result_chars=len(text))
                 messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
@@ -259,8 +264,8 @@ class Agent:
                 outcome = "declined" if verdict.startswith("The person declined") else "ok"
             else:
                 text, is_error = await self._forward(call, ctx, profile)
-        run.tool_calls.append(CallRecord(call.name, call.arguments if isinstance(call.arguments, dict) else {},
-                                         is_error, time.perf_counter() - start))
+        kept = self.masker(call.arguments, limit=TRACE_STRING) if isinstance(call.arguments, dict) else {}
+        run.tool_calls.append(CallRecord(call.name, kept, is_error, time.perf_counter() - start))
         return text, is_error, outcome
 
     async def _correct(self, call: ToolCall, tool: types.Tool, problems: list[str], ctx: CallContext,

@@ -16,6 +16,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.call import LEVELS, LogRoute
 from hermes_hub.downstream.relay import Relay
+from hermes_hub.masking import MASKER
 
 log = logging.getLogger("hermes_hub.downstream")
 
@@ -38,7 +39,7 @@ class LogRelay:
         route = call.ctx.logs if call else None
         logger = f"{self.server}/{params.logger}" if params.logger else self.server
         if route is None:
-            log.debug("[%s] %s: %s", logger, params.level, params.data)
+            log.debug("[%s] %s: %s", logger, params.level, MASKER(params.data, limit=2000))  # no secret in our log
         elif route.wants(params.level):
             await route.send(params.model_copy(update={"logger": logger}))
 

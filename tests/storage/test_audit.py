@@ -9,6 +9,7 @@ import pytest
 
 from hermes_hub import audit
 from hermes_hub.errors import Forbidden, InvalidInput, NotFound, SessionBusy
+from hermes_hub.masking import Masker
 from hermes_hub.storage import Store, open_store
 from hermes_hub.storage.records import AuditRecord, utcnow
 
@@ -19,7 +20,7 @@ def test_values_under_secret_looking_keys_are_masked_at_any_depth():
         "nested": {"password": "hunter2", "list": [{"client_secret": "s"}, {"x-api-key": "k"}]},
         "keyword": "kept", "max_tokens": 100, "monkey": "kept", "token": None,
     }
-    assert audit.Masker()(args) == {
+    assert Masker()(args) == {
         "query": "weather", "api_key": "***", "accessToken": "***", "Authorization": "***",
         "nested": {"password": "***", "list": [{"client_secret": "***"}, {"x-api-key": "***"}]},
         "keyword": "kept", "max_tokens": 100, "monkey": "kept", "token": None,
@@ -27,11 +28,11 @@ def test_values_under_secret_looking_keys_are_masked_at_any_depth():
 
 
 def test_bearer_credentials_inside_strings_are_masked_by_default():
-    assert audit.Masker()({"header": "Bearer eyJhbGciOi.xyz"}) == {"header": "Bearer ***"}
+    assert Masker()({"header": "Bearer eyJhbGciOi.xyz"}) == {"header": "Bearer ***"}
 
 
 def test_configured_patterns_mask_emails_phones_and_custom_regexes_in_string_values():
-    masker = audit.mask_patterns(["email", "phone", r"ACME-\d+"])
+    masker = Masker(("email", "phone", r"ACME-\d+"))
     got = masker({"to": "ann.lee+x@example.co.uk", "body": "call +86 138 0013 8000 or 555-123-4567 re ACME-42",
                   "count": 5, "when": "2026-01-15"})
     assert got == {"to": "***", "body": "call *** or *** re ***", "count": 5, "when": "2026-01-15"}
@@ -39,11 +40,11 @@ def test_configured_patterns_mask_emails_phones_and_custom_regexes_in_string_val
 
 def test_a_bad_mask_pattern_fails_at_startup_naming_it():
     with pytest.raises(InvalidInput, match=r"audit mask pattern '\(unclosed' is not a valid regular expression"):
-        audit.mask_patterns(["(unclosed"])
+        Masker(("(unclosed",))
 
 
 def test_long_argument_strings_are_cut_with_their_length():
-    got = audit.Masker()({"text": "x" * 5000})["text"]
+    got = Masker()({"text": "x" * 5000}, limit=audit.MAX_STRING)["text"]
     assert got.endswith("…(5,000 chars)") and len(got) < 1100
 
 
