@@ -36,11 +36,11 @@ from hermes_hub.identity import IDENTITY_KEY, Identity
 # and ids callers present), and the client transport (ids the hub's downstream servers hand out).
 SESSION_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "mcp.server.sse",
                    "mcp.client.streamable_http")
-HIDDEN = "<session id hidden>"
+HIDDEN = "<hidden>"
 # Ids the SDK mints are uuid4 (hex, with or without dashes), wherever they appear in a message; ids
 # other servers hand out can have any shape, so a word after "session id:" is hidden too.
 _UUID = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
-_AFTER_LABEL = re.compile(r"(?i)(session[ _]?id:?\s+)(?!<)\S+")
+_AFTER_LABEL = re.compile(r"(?i)(session[ _]?id:?\s+)(?!<hidden>)\S+")
 
 
 class SessionOwner:

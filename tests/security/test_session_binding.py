@@ -9,6 +9,8 @@ parked call resumes only for its own caller. And no session id reaches the hub's
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
+from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
@@ -26,7 +29,7 @@ from hermes_hub.errors import DownstreamError
 from hermes_hub.identity import create_token, new_token
 from hermes_hub.storage import open_store
 from hermes_hub.upstream.ownership import HIDDEN
-from tests.support import Served, demo, serve_process
+from tests.support import Served, demo, free_port, process, serve_process, wait_port
 
 pytestmark = pytest.mark.anyio
 
@@ -144,7 +147,7 @@ async def test_another_users_delete_post_and_get_on_a_session_get_the_unknown_se
 
 async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_session_and_hers_still_counts(two_users):
     url, alice, bob = two_users.url(), two_users.alice, two_users.bob
-    outcomes: list[tuple[int, int, str]] = []  # (bob's status, alice's status, the run's answer)
+    outcomes: list[tuple[int, int, int, str]] = []  # bob's statuses (reusing her id, answering), hers, the answer
 
     async def run(http: httpx2.AsyncClient, sid: str, msg_id: int, bobs: bool, hers: bool) -> None:
         call = rpc(msg_id, "tools/call", {"name": "hermes_agent_run",
@@ -156,6 +159,8 @@ async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_sessio
                 if question and question.get("method") == "elicitation/create":
                     break
             assert "evil wipe" in question["params"]["message"] and "Allow it?" in question["params"]["message"]
+            # Her call's id is in flight on her session: to bob that says nothing either.
+            probe = await http.post(url, json=rpc(msg_id, "tools/list"), headers=headers(bob, sid))
             by_bob = await http.post(url, json=answer(question["id"], bobs), headers=headers(bob, sid))
             assert not two_users.wiped()
             by_alice = await http.post(url, json=answer(question["id"], hers), headers=headers(alice, sid))
@@ -163,7 +168,8 @@ async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_sessio
                 done = next(iter(sse_messages(line)), None)
                 if done and done.get("id") == msg_id:
                     break
-        outcomes.append((by_bob.status_code, by_alice.status_code, done["result"]["content"][0]["text"]))
+        outcomes.append((probe.status_code, by_bob.status_code, by_alice.status_code,
+                         done["result"]["content"][0]["text"]))
 
     with anyio.fail_after(90):
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(10, read=60)) as http:
@@ -171,9 +177,9 @@ async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_sessio
             await run(http, sid, 2, bobs=True, hers=False)  # bob says yes, she says no
             wiped_after_first = two_users.wiped()
             await run(http, sid, 3, bobs=False, hers=True)  # bob says no, she says yes
-    assert outcomes[0] == (404, 202, "OK, I left it alone.")  # bob's yes never reached the run
+    assert outcomes[0] == (404, 404, 202, "OK, I left it alone.")  # bob's yes never reached the run
     assert not wiped_after_first
-    assert outcomes[1] == (404, 202, "Done: wiped.")  # her own yes does
+    assert outcomes[1] == (404, 404, 202, "Done: wiped.")  # her own yes does
     assert two_users.wiped()
 
 
@@ -190,6 +196,23 @@ async def test_the_hubs_log_holds_no_session_id_after_sessions_were_opened_used_
     assert listed.status_code == 200
     assert sid not in log and sid[:16] not in log
     assert HIDDEN in log  # the SDK did write about sessions: with the id hidden
+
+
+async def test_the_session_id_a_downstream_http_server_hands_the_hub_stays_out_of_the_hubs_log(tmp_path):
+    port = free_port()
+    server_log = tmp_path / "notes.log"
+    argv = [sys.executable, "-m", "servers.notes", "--http", str(port)]
+    with process(argv, server_log, env={"HERMES_DEMO_DATA": str(tmp_path / "notes")}) as notes:
+        with anyio.fail_after(20):
+            await wait_port(port, notes, server_log)
+        remote = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "mode": "legacy"}  # a session
+        async with serve_process({"mcpServers": {"remote": remote}}, tmp_path) as served:
+            with anyio.fail_after(30):
+                async with Client(served.url) as host:
+                    made = await host.call_tool("remote_create_note", {"title": "Over HTTP", "body": "once"})
+    handed = re.findall(r"session ID: ([0-9a-f]{32})", server_log.read_text())  # the server's own log
+    assert made.structured_content["id"] == "over-http"
+    assert handed and not any(sid in served.log.read_text() for sid in handed)
 
 
 # -- the bridge: a parked call resumes only for its own caller -----------------------------------------------
