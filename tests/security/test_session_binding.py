@@ -48,6 +48,7 @@ class TwoUsers:
     served: Served
     alice: str
     bob: str
+    alices_phone: str  # a second token of alice's
     notes: Path  # the notes server's data: a note titled "evil wipe" is the destructive call's trace
 
     def url(self, endpoint: str = "") -> str:
@@ -76,8 +77,9 @@ async def two_users(tmp_path, monkeypatch) -> AsyncIterator[TwoUsers]:
     monkeypatch.setenv("HERMES_TOKEN_BOB", bob)  # hub.json's ${HERMES_TOKEN_BOB}; the hub inherits it
     async with open_store() as store:
         alice, _ = await create_token(store, "alice", "user", "laptop")
+        phone, _ = await create_token(store, "alice", "user", "phone")
     async with serve_process(hub_config(tmp_path), tmp_path) as served:
-        yield TwoUsers(served, alice, bob, tmp_path / "notes")
+        yield TwoUsers(served, alice, bob, phone, tmp_path / "notes")
 
 
 def headers(token: str, sid: str | None = None) -> dict[str, str]:
@@ -143,6 +145,17 @@ async def test_another_users_delete_post_and_get_on_a_session_get_the_unknown_se
     assert still.status_code == 200 and "notes_create_note" in still.text  # bob's DELETE did not end it
     assert closed.status_code == 200
     assert [status for status, _, _ in by_alice] == [404, 404, 404]  # and the other way round
+
+
+async def test_a_session_answers_only_the_token_that_opened_it_not_even_another_token_of_the_same_user(two_users):
+    url = two_users.url()
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            sid = await open_session(http, url, two_users.alice)
+            by_phone = await attempts(http, url, two_users.alices_phone, sid)
+            still = await http.post(url, json=rpc(2, "tools/list"), headers=headers(two_users.alice, sid))
+    assert [status for status, _, _ in by_phone] == [404, 404, 404]
+    assert still.status_code == 200
 
 
 async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_session_and_hers_still_counts(two_users):
