@@ -7,6 +7,8 @@ parks there and becomes one round for the host, and the host's retry (same tool,
 hub's ``request_state``) resumes the parked call. Progress and log messages go to whichever of the
 host's requests is waiting at the time. A round nobody answers is dropped after ``ABANDON_AFTER``
 seconds, cancelling the call downstream; a server restart ends a parked call with a clear error.
+A parked call resumes only for the caller who started it (user and role): to anyone else its
+``request_state`` answers as an unknown one does, so a leaked state can neither answer nor read it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import anyio
 import mcp.types as types
 from anyio.abc import TaskGroup
 
-from hermes_hub.call import CallContext, HostChannel, InputRounds, LogRoute
+from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError
 
 STATE_PREFIX = "hermes-hub/bridge/"
@@ -33,6 +35,7 @@ Run = Callable[[CallContext], Awaitable[types.CallToolResult]]
 @dataclass
 class _Pending:
     current: CallContext  # the host request waiting now: where progress and logs go
+    owner: Identity  # who started the call: the only caller its rounds resume for
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
     wake: anyio.Event = field(default_factory=anyio.Event)  # a request was pushed, or the call ended
@@ -98,7 +101,7 @@ class Bridge:
     async def _start(self, ctx: CallContext, run: Run) -> Result:
         if self._tg is None:
             raise DownstreamError(self.server, "not ready to bridge a call (no running connection)")
-        pid, pend = secrets.token_urlsafe(12), _Pending(current=ctx)
+        pid, pend = secrets.token_urlsafe(12), _Pending(current=ctx, owner=ctx.caller)
         self._pending[pid] = pend
         parked = pend.context(pid)
 
@@ -124,7 +127,7 @@ class Bridge:
 
     async def _resume(self, pid: str, ctx: CallContext) -> Result:
         pend = self._pending.get(pid)
-        if pend is None:
+        if pend is None or pend.owner != ctx.caller:  # another caller's call: as if the id were unknown
             raise DownstreamError(self.server, "this input-required round expired or was already answered; "
                                   "call the tool again")
         pend.current = ctx

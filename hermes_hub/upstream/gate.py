@@ -16,6 +16,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.dispatcher import coerce_request_id
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hermes_hub.upstream.ownership import principal
 from hermes_hub.upstream.rejection import error_line, misread_request, screen
 
 MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own limit, so both agree
@@ -24,7 +25,7 @@ MAX_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own limit, so both agree
 class JsonRpcGate:
     def __init__(self, app: ASGIApp, path: str = "/mcp", max_body: int = MAX_BODY) -> None:
         self.app, self.path, self.max_body = app, path, max_body
-        self._in_flight: set[tuple[bytes, int | str]] = set()  # (session, request id)
+        self._in_flight: set[tuple[str, bytes, int | str]] = set()  # (caller, session, request id)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith(self.path):
@@ -54,7 +55,7 @@ class JsonRpcGate:
             return
         key = _session_request(scope, data)
         if key is not None and key in self._in_flight:
-            await _answer(send, 400, error_line(key[1], types.INVALID_REQUEST, f"Invalid request: id {key[1]!r} is "
+            await _answer(send, 400, error_line(key[2], types.INVALID_REQUEST, f"Invalid request: id {key[2]!r} is "
                                                 "already used by a request in flight in this session; use a new id"))
             return
         if key is None:
@@ -77,8 +78,10 @@ class JsonRpcGate:
                           f"{self.max_body // (1 << 20)} MiB; send large content as a resource or in smaller pieces")
 
 
-def _session_request(scope: Scope, data: bytes) -> tuple[bytes, int | str] | None:
-    """(session id, request id) of a request in a handshake-era session, else None."""
+def _session_request(scope: Scope, data: bytes) -> tuple[str, bytes, int | str] | None:
+    """(caller, session id, request id) of a request in a handshake-era session, else None. The caller
+    is part of the key: another caller presenting the session's id must not learn which ids are in
+    flight there (the session answers them 404, as an unknown session; see ``ownership``)."""
     session = dict(scope["headers"]).get(b"mcp-session-id")
     if not session or b'"method"' not in data:
         return None
@@ -89,7 +92,7 @@ def _session_request(scope: Scope, data: bytes) -> tuple[bytes, int | str] | Non
     msg_id = value.get("id") if isinstance(value, dict) else None
     if isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
         return None
-    return session, coerce_request_id(msg_id)  # "7" and 7 are one id to the SDK
+    return principal(scope), session, coerce_request_id(msg_id)  # "7" and 7 are one id to the SDK
 
 
 def _replay(body: bytes, tail: Message | None, receive: Receive) -> Receive:
