@@ -257,7 +257,7 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
     target = _target(config, url, command, direct)
     async with connect(target) as (client, hub):
         if hub is not None:
-            status = hub.status()
+            status = hub.status(hub.local)  # in-process: the local user, an admin
         else:
             status_tool = next((t for t in (await client.list_tools()).tools
                                 if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)

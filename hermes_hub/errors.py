@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import re
 
+# Shown to non-admins instead of a server's error: stderr and errors can quote secrets (a database URL).
+ASK_ADMIN = "details are for the hub's admin only: ask the hub's admin"
+
 
 class HubError(Exception):
     """Base class of every error hermes-hub raises on purpose."""
@@ -55,12 +58,16 @@ class ServerNotReady(HubError):
     """A request was routed to a server whose connection is not READY."""
 
     def __init__(self, server: str, state: str, detail: str | None = None) -> None:
-        self.server, self.state = server, state
+        self.server, self.state, self.detail = server, state, detail
         why = f": {detail}" if detail else ""
         super().__init__(
             f"server '{server}' is not ready (state {state}){why}. "
             f"Retry once it is READY; hermes_hub_status shows every server's state and last error."
         )
+
+    def for_caller(self, is_admin: bool) -> ServerNotReady:
+        """This error for a caller: an admin reads the server's error, anyone else ``ASK_ADMIN``."""
+        return self if is_admin or not self.detail else ServerNotReady(self.server, self.state, ASK_ADMIN)
 
 
 class UnknownName(HubError):

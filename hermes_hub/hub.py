@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import SecretStr
 
-from hermes_hub import audit
+from hermes_hub import audit, status
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.summaries import Summarizer
@@ -43,7 +43,6 @@ from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.sessions import Sessions
-from hermes_hub.status import hub_status
 from hermes_hub.storage import Store, open_store
 from hermes_hub.toolsets.endpoint import Endpoint
 from hermes_hub.toolsets.search import ToolIndex
@@ -361,19 +360,14 @@ class Hub:
             return True
         return False
 
-    def status(self) -> dict[str, Any]:
-        return hub_status(self.config, self.pool, self.catalog)
+    def status(self, viewer: Identity) -> dict[str, Any]:
+        """The servers ``viewer`` may use and their states (``hub.local``: everything; see ``hermes_hub.status``)."""
+        return status.hub_status(self.config, self.pool, self.catalog, viewer)
 
-    def token_report(self) -> dict[str, Any]:
-        """What each endpoint's tool list costs in tokens (as the local admin sees it), and what lazy saves."""
-        return token_report(self.endpoints.values(), self.local)
+    def token_report(self, viewer: Identity) -> dict[str, Any]:
+        """What each endpoint's tool list costs ``viewer`` in tokens, and what lazy saves."""
+        return token_report(self.endpoints.values(), viewer)
 
-    async def report(self) -> dict[str, Any]:
-        """``status()`` and the memory subsystem (embedder, counts, background queues)."""
-        out = self.status()
-        out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report)
-        if self.memories is not None:
-            out["memory"] = await self.memories.status()
-        if self.summaries is not None:
-            out["summaries"] = {"queue": await self.summaries.store.summary_counts(), "error": self.summaries.error}
-        return out
+    async def report(self, viewer: Identity) -> dict[str, Any]:
+        """``status(viewer)``, token costs and the memory subsystem, as ``viewer`` may see them."""
+        return await status.report(self, viewer)

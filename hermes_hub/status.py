@@ -1,18 +1,48 @@
-"""The hub's state as plain data: what `hermes-hub servers`, /readyz and hermes_hub_status show."""
+"""The hub's state as plain data, as one viewer may see it: what `hermes-hub servers`, /readyz,
+hermes_hub_status and the status page show.
+
+Who sees what (issue 16: a server's stderr can hold the password of its database URL):
+
+- an admin: everything — every server with its error, pid, exit codes, stderr tail and url; hub-wide
+  totals, collisions, warnings, memory counts and queues;
+- any other user: only the servers their role may use (``mcpServers.X.roles``) and the tools they may
+  call; each server's state, counts and restarts, but never its pid, exit codes, stderr, url or error
+  text (an error shows as ``ASK_ADMIN``); totals and token costs of what they can use; memory counts
+  of their own memories;
+- an unauthenticated caller (/readyz): ``readiness`` only.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from hermes_hub.aggregation.catalog import Catalog
-from hermes_hub.config import HubConfig
+from hermes_hub.call import Identity, require_identity
+from hermes_hub.config import HubConfig, ServerConfig
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.era import era
+from hermes_hub.errors import ASK_ADMIN
+
+if TYPE_CHECKING:
+    from hermes_hub.hub import Hub
 
 
-def server_status(conn: Connection, catalog: Catalog) -> dict[str, Any]:
-    exposed = sum(1 for e in catalog.tools.values() if e.mount.source is conn)
+def may_use(cfg: ServerConfig, viewer: Identity) -> bool:
+    """Whether ``viewer`` may use the server of ``cfg`` at all (the rule of ``Mount.serves``)."""
+    return viewer.is_admin or cfg.roles is None or viewer.role in cfg.roles
+
+
+def hidden(text: str | None, viewer: Identity) -> str | None:
+    """``text`` (an error of the hub's machinery) for an admin; for anyone else only that there is one."""
+    return text if viewer.is_admin or not text else ASK_ADMIN
+
+
+def server_status(conn: Connection, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
+    exposed = sum(1 for e in catalog.tools.values() if e.mount.source is conn and e.mount.offers(e.original, viewer))
     info: dict[str, Any] = {
         "name": conn.name,
         "state": conn.state.value,
@@ -22,15 +52,17 @@ def server_status(conn: Connection, catalog: Catalog) -> dict[str, Any]:
         "era": era(conn.protocol_version),  # "handshake" or the 2026 version: how `mode` came out
         "server_info": conn.server_info.name if conn.server_info else None,
         "tools": len(conn.tools),
-        "tools_exposed": exposed,
+        "tools_exposed": exposed,  # of those, the ones this viewer may call
         "resources": len(conn.resources),
         "resource_templates": len(conn.templates),
         "prompts": len(conn.prompts),
-        "error": conn.error,
+        "error": hidden(conn.error, viewer),
         "restarts": conn.restarts,
         "next_retry": None if (wait := conn.next_retry) is None else round(wait, 1),  # seconds from now
         "health_failures": conn.health.failures,  # consecutive failed health checks
     }
+    if not viewer.is_admin:  # a process's pid, exit codes, stderr and an url's credentials are the operator's
+        return info
     if conn.cfg.transport == "stdio":
         info.update(pid=conn.link.pid, exit_code=conn.link.exit_code, last_exit_code=conn.last_exit_code,
                     stderr_tail=list(conn.link.stderr_tail)[-5:])
@@ -39,24 +71,66 @@ def server_status(conn: Connection, catalog: Catalog) -> dict[str, Any]:
     return info
 
 
-def hub_status(config: HubConfig, pool: Pool, catalog: Catalog) -> dict[str, Any]:
-    servers = [server_status(c, catalog) for c in pool.connections.values()]
-    servers += [{"name": n, "state": "DISABLED"} for n, s in config.mcp_servers.items() if s.disabled]
-    return {
+def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
+    """The servers ``viewer`` may use and the totals of what they may use (an admin: everything)."""
+    require_identity(viewer)
+    servers = [server_status(c, catalog, viewer) for c in pool.connections.values() if may_use(c.cfg, viewer)]
+    servers += [{"name": n, "state": "DISABLED"} for n, s in config.mcp_servers.items()
+                if s.disabled and may_use(s, viewer)]
+    tools = catalog.list_tools(viewer)
+    out: dict[str, Any] = {
         "hub": config.hub.name,
         "ready": pool.settled,
         "servers": servers,
         "totals": {
-            "tools": len(catalog.tools),
-            "resources": len(catalog.resources),
-            "resource_templates": len(catalog.templates),
-            "prompts": len(catalog.prompts),
+            "tools": len(tools),
+            "resources": len(catalog.visible(catalog.resources, viewer)),
+            "resource_templates": len(catalog.visible(catalog.templates, viewer)),
+            "prompts": len(catalog.visible(catalog.prompts, viewer)),
         },
-        "tool_list_tokens": catalog.token_estimate(),
-        "collisions": [
-            {"kind": c.kind, "name": c.public, "winner": c.winner, "loser": c.loser, "fix": c.fix}
-            for c in catalog.collisions
-        ],
-        "name_warnings": catalog.name_warnings,
-        "config_warnings": config.warnings,
+        "tool_list_tokens": catalog.token_estimate(tools),
+        "collisions": [],
+        "name_warnings": catalog.name_warnings if viewer.is_admin else [],  # fixes in hub.json: the admin's
+        "config_warnings": config.warnings if viewer.is_admin else [],
     }
+    shown = {m.source.name for m in catalog.mounts if m.serves(viewer)}
+    out["collisions"] = [
+        {"kind": c.kind, "name": c.public, "winner": c.winner, "loser": c.loser, "fix": c.fix}
+        for c in catalog.collisions if viewer.is_admin or {c.winner, c.loser} <= shown
+    ]
+    return out
+
+
+def readiness(pool: Pool) -> dict[str, Any]:
+    """What /readyz tells anyone, with or without a token: whether the hub is ready (also its status
+    code, 200 or 503: all an orchestrator's probe needs) and the state of each server.
+
+    Servers open to every role are listed by name and state. Servers limited to some roles
+    (``mcpServers.X.roles``) are only counted by state under ``restricted``: even a name ("payroll-db")
+    tells a stranger what the hub reaches, while the counts still show why the hub is not ready. Never
+    an error text, stderr, pid or exit code: those go to admins (``/status.json`` with an admin's token).
+    """
+    conns = pool.connections.values()
+    return {
+        "ready": pool.settled,
+        "servers": [{"name": c.name, "state": c.state.value} for c in conns if c.cfg.roles is None],
+        "restricted": dict(Counter(c.state.value for c in conns if c.cfg.roles is not None)),
+    }
+
+
+async def report(hub: Hub, viewer: Identity) -> dict[str, Any]:
+    """``hub_status`` for ``viewer`` with what its tools cost them in tokens and the memory subsystem:
+    an admin sees the hub's counts, queues and errors; anyone else the counts of their own memories."""
+    out = hub_status(hub.config, hub.pool, hub.catalog, viewer)
+    out["tool_tokens"] = await anyio.to_thread.run_sync(hub.token_report, viewer)
+    if hub.memories is not None:
+        memory = await hub.memories.status(None if viewer.is_admin else viewer.user_id)
+        if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
+            memory = {k: hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
+                      if k not in ("pending", "extraction_jobs")}
+        out["memory"] = memory
+    if hub.summaries is not None:
+        out["summaries"] = {"error": hidden(hub.summaries.error, viewer)}
+        if viewer.is_admin:
+            out["summaries"]["queue"] = await hub.summaries.store.summary_counts()
+    return out

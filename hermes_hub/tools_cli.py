@@ -13,7 +13,7 @@ from hermes_hub import tables
 async def token_report(client: Any, hub: Any, listed: list[types.Tool]) -> dict[str, Any]:
     """The hub's own report (in-process, or its status tool over the wire); for another server, its listing's."""
     if hub is not None:
-        return hub.token_report()
+        return hub.token_report(hub.local)
     status = next((t for t in listed if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)
     if status is not None:
         result = await client.call_tool(status.name, {})

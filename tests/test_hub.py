@@ -243,7 +243,7 @@ async def test_status_estimates_the_tokens_the_tool_list_costs(demo_hub):
 
 async def test_a_prefix_that_makes_names_too_long_for_hosts_is_warned_about_with_the_fix(tmp_path):
     async with hub_of({"notes": demo("notes", tmp_path, prefix="n" * 60)}) as h:
-        warnings = h.status()["name_warnings"]
+        warnings = h.status(h.local)["name_warnings"]
     assert any("is 72 characters long" in w and "set mcpServers.notes.prefix to something shorter" in w
                for w in warnings)
 

@@ -56,7 +56,7 @@ async def tool_names(host: Client) -> list[str]:
 
 
 def server(h: Hub, name: str) -> dict[str, Any]:
-    return next(s for s in h.status()["servers"] if s["name"] == name)
+    return next(s for s in h.status(h.local)["servers"] if s["name"] == name)
 
 
 async def test_a_child_killed_between_calls_is_restarted_and_ready_again_with_its_full_catalog():
@@ -171,7 +171,7 @@ async def test_a_child_flooding_stderr_does_not_block_the_hub():
                     assert result.content[0].text == str(i)
         took = time.monotonic() - started
         tail = list(h.pool.connections["noisy"].link.stderr_tail)
-        states = {s["name"]: s["state"] for s in h.status()["servers"]}
+        states = {s["name"]: s["state"] for s in h.status(h.local)["servers"]}
     assert states == {"noisy": "READY", "quiet": "READY"}
     assert took < 10
     assert len(tail) == 20 and tail[-1].split()[1] == "noise"

@@ -104,7 +104,7 @@ async def test_the_token_report_counts_each_endpoint_server_and_tool_and_what_la
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
-        status = await hub.report()
+        status = await hub.report(hub.local)
     report = status["tool_tokens"]
     whole, cal = report["endpoints"]
     assert report["tokenizer"].startswith("o200k_base")

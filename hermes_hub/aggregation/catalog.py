@@ -200,9 +200,10 @@ class Catalog:
             return self._tool_list
         return [e.item for e in self.tools.values() if e.mount.offers(e.original, caller)]
 
-    def token_estimate(self) -> int:
-        """Roughly what the tool list costs a host's context (4 characters a token)."""
-        dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in self._tool_list]
+    def token_estimate(self, tools: Sequence[types.Tool] | None = None) -> int:
+        """Roughly what ``tools`` (default: the whole list) cost a host's context (4 characters a token)."""
+        dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json")
+                  for t in (self._tool_list if tools is None else tools)]
         return len(json.dumps(dumped)) // 4
 
     def argument_problems(self, name: str, arguments: dict[str, Any]) -> list[str]:
@@ -230,7 +231,7 @@ class Catalog:
             if entry is None and ctx.rounds and ctx.rounds.request_state:
                 entry = self._continued(name, ctx.caller)
             if entry is None:
-                waiting = self._not_ready_owner(name)
+                waiting = self._not_ready_owner(name, ctx.caller)
                 outcome.refused(str(waiting) if waiting else "unknown tool")
                 if waiting:
                     return error_result(str(waiting))
@@ -251,11 +252,13 @@ class Catalog:
             try:
                 result = await entry.mount.source.call_tool(entry.original, arguments, ctx)
                 break
-            except (ServerNotReady, DownstreamError) as e:
+            except (ServerNotReady, DownstreamError) as failed:
+                # A server's own error (its stderr, say) is for admins; a downstream's answer is the caller's.
+                e = failed.for_caller(ctx.caller.is_admin) if isinstance(failed, ServerNotReady) else failed
                 policy = entry.mount.retry
                 if not policy.should_retry(e, entry.item, entry.original, attempt):
                     return error_result(policy.explain(e, entry.item, entry.original, attempt))
-                log.info("retrying %s in %gs: %s", name, policy.delay(attempt, e), e)
+                log.info("retrying %s in %gs: %s", name, policy.delay(attempt, e), failed)
                 await anyio.sleep(policy.delay(attempt, e))
         if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
             result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
@@ -303,7 +306,7 @@ class Catalog:
         if entry is not None and not entry.mount.serves(ctx.caller):
             entry = None
         if entry is None:
-            if waiting := self._not_ready_owner(name):
+            if waiting := self._not_ready_owner(name, ctx.caller):
                 raise waiting
             raise UnknownName("prompt", name, "call prompts/list for the current names")
         return await entry.mount.source.get_prompt(entry.original, arguments, ctx)
@@ -332,10 +335,12 @@ class Catalog:
                 return Entry(m, original, types.Tool(name=name, input_schema={"type": "object"}))
         return None
 
-    def _not_ready_owner(self, name: str) -> HubError | None:
+    def _not_ready_owner(self, name: str, caller: Identity) -> HubError | None:
+        """Why ``name`` cannot be reached now, if a server ``caller`` may use owns it but is not ready."""
         for m in self.mounts:
-            if not m.source.ready and m.namespace.original(name) is not None:
-                return ServerNotReady(m.source.name, m.source.describe_state(), getattr(m.source, "error", None))
+            if not m.source.ready and m.serves(caller) and m.namespace.original(name) is not None:
+                found = ServerNotReady(m.source.name, m.source.describe_state(), getattr(m.source, "error", None))
+                return found.for_caller(caller.is_admin)
         return None
 
     def route_uri(self, uri: str) -> tuple[Mount, str]:

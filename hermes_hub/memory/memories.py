@@ -229,15 +229,16 @@ class Memories:
                 await self.store.ensure_vector_table(source, self.embedder.name, self.embedder.dims)
         return dropped
 
-    async def status(self) -> dict[str, Any]:
-        """The memory subsystem for ``hermes_hub_status``: embedder, counts, queue depths."""
+    async def status(self, user_id: str | None) -> dict[str, Any]:
+        """The memory subsystem for ``hermes_hub_status``: embedder, counts (of ``user_id``'s memories;
+        None: everyone's), queue depths."""
         pending = await self.indexer.pending()
         out: dict[str, Any] = {
             "embedder": self.embedder.name if self.embedder else "none (lexical recall only)",
             "dimensions": self.embedder.dims if self.embedder else None,
             "embedder_error": self.indexer.error,
             "extraction": "off (no model configured in agent; only explicit remember writes)",
-            "memories": await self.store.count_memories(),
+            "memories": await self.store.count_memories(user_id),
             "pending": pending,
         }
         if self.extractor is not None:

@@ -133,8 +133,11 @@ async def touch(db: Connection, user_id: str, memory_ids: Sequence[str], at: flo
                          "WHERE user_id = $2 AND id = $3", at, user_id, mid)
 
 
-async def count_memories(db: Connection) -> dict[str, int]:
-    return {state: n for state, n in await db.fetch("SELECT state, COUNT(*) FROM memories GROUP BY state")}
+async def count_memories(db: Connection, user_id: str | None) -> dict[str, int]:
+    if user_id is None:
+        return {state: n for state, n in await db.fetch("SELECT state, COUNT(*) FROM memories GROUP BY state")}
+    return {state: n for state, n in await db.fetch("SELECT state, COUNT(*) FROM memories WHERE user_id = $1 "
+                                                    "GROUP BY state", user_id)}
 
 
 async def add_event(db: Connection, e: MemoryEvent) -> None:

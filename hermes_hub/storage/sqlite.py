@@ -289,8 +289,8 @@ class SQLiteStore(jobs_sql.QueueMethods, LoginMethods):
     async def touch_memories(self, user_id: str, memory_ids: Sequence[str], *, at: datetime) -> None:
         await self._write(mem_sql.touch, user_id, list(memory_ids), at.timestamp())
 
-    async def count_memories(self) -> dict[str, int]:
-        return await self._read(mem_sql.count_memories)
+    async def count_memories(self, user_id: str | None = None) -> dict[str, int]:
+        return await self._read(mem_sql.count_memories, user_id)
 
     async def memory_events(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
         return await self._read(mem_sql.list_events, user_id, memory_id)

@@ -161,8 +161,11 @@ def touch(db: Connection, user_id: str, memory_ids: Sequence[str], at: float) ->
                    "WHERE user_id = ? AND id = ?", (at, user_id, mid))
 
 
-def count_memories(db: Connection) -> dict[str, int]:
-    return {state: n for state, n in db.execute("SELECT state, COUNT(*) FROM memories GROUP BY state")}
+def count_memories(db: Connection, user_id: str | None) -> dict[str, int]:
+    if user_id is None:
+        return {state: n for state, n in db.execute("SELECT state, COUNT(*) FROM memories GROUP BY state")}
+    return {state: n for state, n in db.execute("SELECT state, COUNT(*) FROM memories WHERE user_id = ? "
+                                                "GROUP BY state", (user_id,))}
 
 
 # --- history --------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from hermes_hub.status import readiness
 from hermes_hub.throttle import Throttle
 from hermes_hub.upstream.affinity import UnknownSession
 from hermes_hub.upstream.auth import BearerAuth
@@ -46,11 +47,8 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
         return JSONResponse({"ok": True})
 
     async def readyz(request: Request) -> JSONResponse:
-        servers = [
-            {"name": c.name, "state": c.state.value, "error": c.error} for c in hub.pool.connections.values()
-        ]
-        ready = hub.pool.settled
-        return JSONResponse({"ready": ready, "servers": servers}, status_code=200 if ready else 503)
+        answer = readiness(hub.pool)  # open to anyone: states only, no error text (see its docstring)
+        return JSONResponse(answer, status_code=200 if answer["ready"] else 503)
 
     throttle = Throttle()  # wrong tokens, counted across /mcp and the status page
     app = Starlette(

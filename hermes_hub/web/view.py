@@ -1,8 +1,9 @@
 """What the status page shows one viewer: the same data as ``/status.json``.
 
-Servers are the hub's (``Hub.report()``, the words of ``hermes-hub servers``) with each one's public
-tools and activity; calls and agent runs are the viewer's own (an admin sees everyone's calls); memory
-counts and queue depths are the hub's.
+Servers are those the viewer may use (``Hub.report(viewer)``, the words of ``hermes-hub servers``) with
+each one's public tools and activity; calls and agent runs are the viewer's own (an admin sees everyone's
+calls); memory counts are the viewer's own. Servers' errors, pids, exit codes and stderr, and the
+background queues, are shown to admins only (``hermes_hub.status``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _tools_of(hub: Hub, source: Any, viewer: Identity) -> tuple[list[dict[str, s
 
 async def view(hub: Hub, viewer: Identity, *, tool: str | None = None, outcome: str | None = None) -> dict[str, Any]:
     """Everything the page shows ``viewer``; ``tool`` and ``outcome`` filter the recent calls."""
-    report = await hub.report()
+    report = await hub.report(viewer)  # the servers, tools and counts this viewer may see
     store = await hub.audited_store()  # flushed: the viewer's last call is there
     now = utcnow()
     who = None if viewer.is_admin else viewer.user_id

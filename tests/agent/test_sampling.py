@@ -55,7 +55,7 @@ async def test_the_hosts_own_model_runs_the_loop_and_calls_the_catalogs_tools(tm
         async with Client(hub.server, mode=mode, sampling_callback=model) as host:
             with anyio.fail_after(60):
                 out = (await host.call_tool("hermes_agent_run", {"task": "echo hi"})).structured_content
-        report = await hub.report()
+        report = await hub.report(hub.local)
     assert (out["answer"], out["stop_reason"], out["rounds"]) == ("The tool said hi.", "answered", 2)
     assert out["tool_calls"][0]["name"] == "toy_echo" and not out["tool_calls"][0]["is_error"]
     first = model.requests[0]

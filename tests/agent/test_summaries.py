@@ -56,7 +56,7 @@ async def test_a_fold_the_model_cannot_write_stays_queued_and_the_session_is_unt
             sid = (await host.call_tool("hermes_agent_run", {"task": "turn 1"})).structured_content["session_id"]
             for n in (2, 3):
                 await host.call_tool("hermes_agent_run", {"task": f"turn {n}", "session_id": sid})
-            while (report := await hub.report())["summaries"]["error"] is None:  # the worker's attempt failed
+            while (report := await hub.report(hub.local))["summaries"]["error"] is None:  # the worker's attempt failed
                 await anyio.sleep(0.05)
             session = await _session(host, sid)
     assert session["summary"] == "" and session["message_count"] == 6

@@ -48,7 +48,7 @@ async def test_auto_speaks_the_handshake_to_servers_that_accept_it_and_2026_to_s
                 async with Client(hub.server) as host:
                     echoed = {name: await host.call_tool(f"{name}_echo", {"text": name})
                               for name in servers if name != "legacy"}
-            status = {s["name"]: (s["state"], s["protocol_version"], s["era"]) for s in hub.status()["servers"]}
+            status = {s["name"]: (s["state"], s["protocol_version"], s["era"]) for s in hub.status(hub.local)["servers"]}
             refused = hub.pool.connections["legacy"].error
     handshake, modern_era = ("READY", "2025-11-25", "handshake"), ("READY", "2026-07-28", "2026-07-28")
     assert {name: status[name] for name in servers if name != "legacy"} == {

@@ -12,7 +12,7 @@ from mcp import Client
 from tests.support import as_user, served_hub
 
 pytestmark = pytest.mark.anyio
-ANA, BOB = "ana-static-token-0123456789", "bob-static-token-0123456789"
+ANA, BOB, ROOT = "ana-static-token-0123456789", "bob-static-token-0123456789", "root-static-token-0123456789"
 
 
 async def answer(client: Client, tool: str, args: dict[str, Any] | None = None) -> Any:
@@ -21,12 +21,15 @@ async def answer(client: Client, tool: str, args: dict[str, Any] | None = None) 
 
 
 async def test_memories_and_their_ids_never_cross_users(tmp_path):
-    config = {"mcpServers": {}, "auth": {"tokens": [{"token": ANA, "user": "ana"}, {"token": BOB, "user": "bob"}]}}
-    async with served_hub(config, tmp_path) as url, as_user(url, ANA) as ana, as_user(url, BOB) as bob:
+    config = {"mcpServers": {}, "auth": {"tokens": [{"token": ANA, "user": "ana"}, {"token": BOB, "user": "bob"},
+                                                    {"token": ROOT, "user": "root", "role": "admin"}]}}
+    async with served_hub(config, tmp_path) as url, as_user(url, ANA) as ana, as_user(url, BOB) as bob, \
+            as_user(url, ROOT) as root:
         with anyio.fail_after(120):
             mine = await answer(ana, "hermes_memory_remember", {"text": "My passport number ends in 4471"})
             await answer(bob, "hermes_memory_remember", {"text": "I collect vintage cameras"})
-            while any((await answer(ana, "hermes_hub_status"))["memory"]["pending"].values()):
+            # The queues count everyone's rows, so only an admin sees them: wait until both are indexed.
+            while any((await answer(root, "hermes_hub_status"))["memory"]["pending"].values()):
                 await anyio.sleep(0.05)
             ghost = "mem_doesnotexist00"
             seen = {}

@@ -14,6 +14,8 @@ from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     AuditRecord,
     LoginRecord,
+    MemoryEvent,
+    MemoryRecord,
     NewMessage,
     SessionRecord,
     TokenRecord,
@@ -354,3 +356,13 @@ async def test_a_claimed_index_batch_finished_by_its_owner_moves_the_mark_past_i
     assert await store.index_mark("terms_test") == batch[-1][0]
     assert [content for _, _, content, _ in rest] == ["note 3", "note 4"]
     assert await store.pending_index("messages", "terms_test") == 2
+
+
+async def test_memory_counts_are_one_users_or_with_no_user_everyones(store: Store):
+    now = utcnow()
+    for mid, user in (("m1", "alice"), ("m2", "alice"), ("m3", "bob")):
+        await store.add_memory(MemoryRecord(mid, user, f"fact {mid}", "fact", 0.9, {}, now),
+                               MemoryEvent(mid, user, now, "added", "test"), key=mid)
+    assert await store.count_memories("bob") == {"active": 1}  # what a user's status shows
+    assert await store.count_memories("carol") == {}
+    assert await store.count_memories() == {"active": 3}  # an admin's
