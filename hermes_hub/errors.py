@@ -62,7 +62,8 @@ class ServerNotReady(HubError):
         why = f": {detail}" if detail else ""
         super().__init__(
             f"server '{server}' is not ready (state {state}){why}. "
-            f"Retry once it is READY; hermes_hub_status shows every server's state and last error."
+            f"Retry once it is READY; hermes_hub_status shows "
+            + ("its state." if detail == ASK_ADMIN else "every server's state and last error.")
         )
 
     def for_caller(self, is_admin: bool) -> ServerNotReady:
