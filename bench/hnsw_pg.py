@@ -22,7 +22,7 @@ import anyio
 
 from bench.storage_pg import DIMS, K, _bulk_memories, _unit
 from hermes_hub.storage import open_store
-from hermes_hub.storage import postgres_memory as pgmem
+from hermes_hub.storage.postgres import vectors as pgmem
 
 QUERIES = 50
 

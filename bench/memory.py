@@ -266,7 +266,7 @@ async def _fill_vectors(store: Any, embedder: Any, size: int) -> str:
     (embedding 100k texts on a CPU takes an hour; the search cost depends on the count, not the text)."""
     import random
 
-    from hermes_hub.storage.sqlite_memory import vector_table
+    from hermes_hub.storage.rows import vector_table
 
     real = min(size, 256)
     rows = await store.unindexed("memories", vector_table("memories", embedder.name, embedder.dims), size)

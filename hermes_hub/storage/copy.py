@@ -141,7 +141,7 @@ async def copy_store(source: Store, target: Store, say: Callable[[str], None] = 
 
 
 async def _copy_terms(src: _Side, dst: _Side, report: Report, say: Callable[[str], None]) -> None:
-    from hermes_hub.storage.postgres_memory import MESSAGE_DOC
+    from hermes_hub.storage.postgres.indexing import MESSAGE_DOC
 
     key = "pk" if src.pg else "rowid"
     if dst.pg:

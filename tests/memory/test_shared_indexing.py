@@ -16,7 +16,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from hermes_hub.memory.indexer import TERMS_MARK, VECTOR_BATCH, Indexer
 from hermes_hub.storage import Store, open_store
 from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
-from hermes_hub.storage.sqlite_memory import vector_table
+from hermes_hub.storage.rows import vector_table
 from tests.memory.counting_embedder import CountingEmbedder
 from tests.postgres import new_database
 from tests.support import PROJECT

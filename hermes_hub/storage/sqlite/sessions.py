@@ -6,13 +6,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from hermes_hub.errors import InvalidInput, NotFound, SessionBusy
+from hermes_hub.errors import InvalidInput, SessionBusy
 from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     MessageRecord,
@@ -20,67 +19,45 @@ from hermes_hub.storage.records import (
     SearchHit,
     SessionRecord,
 )
+from hermes_hub.storage.rows import (
+    MESSAGE_COLS,
+    SESSION_COLS,
+    dumps,
+    message_record,
+    session_not_found,
+    session_record,
+    ts,
+)
 from hermes_hub.storage.search import fts_phrase, like_pattern, snippet, terms
 
 Connection = Any
 FTS_MIN_CHARS = 3  # the trigram index cannot match shorter terms; those fall back to LIKE
-NOT_FOUND_HINT = "list your sessions to see their ids"
-_SESSION_COLS = "id, user_id, title, created_at, updated_at, summary, message_count"
-_MESSAGE_COLS = "m.id, m.session_id, m.user_id, m.seq, m.role, m.content, m.created_at, m.tool_calls, " \
-                "m.tool_call_id, m.metadata"
-
-
-def ts(dt: datetime) -> float:
-    return dt.timestamp()
-
-
-def dt(value: float) -> datetime:
-    return datetime.fromtimestamp(value, UTC)
-
-
-def not_found(session_id: str) -> NotFound:
-    return NotFound("session", session_id, NOT_FOUND_HINT)
-
-
-def _session(row: tuple[Any, ...]) -> SessionRecord:
-    sid, uid, title, created, updated, summary, count = row
-    return SessionRecord(sid, uid, title, dt(created), dt(updated), summary, count)
-
-
-def _message(row: tuple[Any, ...]) -> MessageRecord:
-    mid, sid, uid, seq, role, content, created, calls, call_id, meta = row
-    return MessageRecord(mid, sid, uid, seq, role, content, dt(created), json.loads(calls) if calls else [],
-                         call_id, json.loads(meta) if meta else {})
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # --- sessions -------------------------------------------------------------------------------------
 
 def insert_session(db: Connection, rec: SessionRecord) -> None:
-    db.execute(f"INSERT INTO sessions ({_SESSION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    db.execute(f"INSERT INTO sessions ({SESSION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                (rec.id, rec.user_id, rec.title, ts(rec.created_at), ts(rec.updated_at), rec.summary,
                 rec.message_count))
 
 
 def get_session(db: Connection, user_id: str, session_id: str) -> SessionRecord:
-    row = db.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ? AND user_id = ?",
+    row = db.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE id = ? AND user_id = ?",
                      (session_id, user_id)).fetchone()
     if row is None:
-        raise not_found(session_id)
-    return _session(row)
+        raise session_not_found(session_id)
+    return session_record(row)
 
 
 def list_sessions(db: Connection, user_id: str, limit: int, after: tuple[datetime, str] | None) -> list[SessionRecord]:
     if after is None:
-        rows = db.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE user_id = ? "
+        rows = db.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE user_id = ? "
                           "ORDER BY updated_at DESC, id DESC LIMIT ?", (user_id, limit))
     else:
-        rows = db.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE user_id = ? AND (updated_at, id) < (?, ?) "
+        rows = db.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE user_id = ? AND (updated_at, id) < (?, ?) "
                           "ORDER BY updated_at DESC, id DESC LIMIT ?", (user_id, ts(after[0]), after[1], limit))
-    return [_session(r) for r in rows]
+    return [session_record(r) for r in rows]
 
 
 def update_session(db: Connection, user_id: str, session_id: str, updated_at: datetime, title: str | None,
@@ -89,7 +66,7 @@ def update_session(db: Connection, user_id: str, session_id: str, updated_at: da
                      "updated_at = ? WHERE id = ? AND user_id = ?",
                      (title, summary, ts(updated_at), session_id, user_id))
     if cur.rowcount == 0:
-        raise not_found(session_id)
+        raise session_not_found(session_id)
     return get_session(db, user_id, session_id)
 
 
@@ -124,8 +101,8 @@ def append_messages(db: Connection, user_id: str, session_id: str, messages: Seq
         db.execute("INSERT INTO messages (id, session_id, user_id, seq, role, content, created_at, tool_calls, "
                    "tool_call_id, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (m.id, session_id, user_id, seq, m.role, m.content, ts(m.created_at),
-                    _dumps(m.tool_calls) if m.tool_calls else None, m.tool_call_id,
-                    _dumps(m.metadata) if m.metadata else None))
+                    dumps(m.tool_calls) if m.tool_calls else None, m.tool_call_id,
+                    dumps(m.metadata) if m.metadata else None))
         out.append(MessageRecord(m.id, session_id, user_id, seq, m.role, m.content, m.created_at,
                                  list(m.tool_calls), m.tool_call_id, dict(m.metadata)))
     if out:  # times may come in any order (imported history): the session's activity is the latest one
@@ -143,7 +120,7 @@ def list_messages(db: Connection, user_id: str, session_id: str, limit: int, aft
                   before_seq: int | None, newest_first: bool) -> list[MessageRecord]:
     get_session(db, user_id, session_id)
     # Keyset on the (session_id, seq) unique index: the cost is the page, whatever the history length.
-    sql = f"SELECT {_MESSAGE_COLS} FROM messages m WHERE m.session_id = ? AND m.user_id = ?"
+    sql = f"SELECT {MESSAGE_COLS} FROM messages m WHERE m.session_id = ? AND m.user_id = ?"
     args: list[Any] = [session_id, user_id]
     if after_seq is not None:
         sql += " AND m.seq > ?"
@@ -152,7 +129,7 @@ def list_messages(db: Connection, user_id: str, session_id: str, limit: int, aft
         sql += " AND m.seq < ?"
         args.append(before_seq)
     sql += f" ORDER BY m.seq {'DESC' if newest_first else 'ASC'} LIMIT ?"
-    return [_message(r) for r in db.execute(sql, [*args, limit])]
+    return [message_record(r) for r in db.execute(sql, [*args, limit])]
 
 
 def search_messages(db: Connection, user_id: str, query: str, limit: int, session_id: str | None) -> list[SearchHit]:
@@ -168,7 +145,7 @@ def search_messages(db: Connection, user_id: str, query: str, limit: int, sessio
     for w in scanned:
         where.append("m.content LIKE ? ESCAPE '\\'")
         args.append(like_pattern(w))
-    cols = f"{_MESSAGE_COLS}, s.title"
+    cols = f"{MESSAGE_COLS}, s.title"
     if indexed:
         sql = (f"SELECT {cols} FROM messages_fts f JOIN messages m ON m.pk = f.rowid "
                f"JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? AND {' AND '.join(where)} "
@@ -179,7 +156,7 @@ def search_messages(db: Connection, user_id: str, query: str, limit: int, sessio
                f"WHERE {' AND '.join(where)} ORDER BY m.pk DESC LIMIT ?")
     hits = []
     for row in db.execute(sql, [*args, limit]):
-        msg = _message(row[:-1])
+        msg = message_record(row[:-1])
         hits.append(SearchHit(msg, row[-1], snippet(msg.content, words)))
     return hits
 

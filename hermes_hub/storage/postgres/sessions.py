@@ -21,53 +21,58 @@ import asyncpg
 from hermes_hub.errors import InvalidInput, SessionBusy
 from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import MessageRecord, NewMessage, SearchHit, SessionRecord
+from hermes_hub.storage.rows import (
+    MESSAGE_COLS,
+    SESSION_COLS,
+    dumps,
+    message_record,
+    session_not_found,
+    session_record,
+    ts,
+)
 from hermes_hub.storage.search import like_pattern, snippet, terms
-from hermes_hub.storage.sqlite_sessions import _dumps, _message, _session, not_found, ts
 
 Connection = Any
 APPEND_LOCK = 0x6D736773  # "msgs"
 TRGM_MIN_CHARS = 3  # pg_trgm's index serves a LIKE pattern only with a term of 3+ characters
 RECENT_WINDOW = 2000  # newest messages searched first, before any index
 NOW = "date_part('epoch', clock_timestamp())"  # double precision, the database's clock
-_SESSION_COLS = "id, user_id, title, created_at, updated_at, summary, message_count"
-_MESSAGE_COLS = ("m.id, m.session_id, m.user_id, m.seq, m.role, m.content, m.created_at, m.tool_calls, "
-                 "m.tool_call_id, m.metadata")
 
 
 async def insert_session(db: Connection, rec: SessionRecord) -> None:
-    await db.execute(f"INSERT INTO sessions ({_SESSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    await db.execute(f"INSERT INTO sessions ({SESSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                      rec.id, rec.user_id, rec.title, ts(rec.created_at), ts(rec.updated_at), rec.summary,
                      rec.message_count)
 
 
 async def get_session(db: Connection, user_id: str, session_id: str) -> SessionRecord:
-    row = await db.fetchrow(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = $1 AND user_id = $2",
+    row = await db.fetchrow(f"SELECT {SESSION_COLS} FROM sessions WHERE id = $1 AND user_id = $2",
                             session_id, user_id)
     if row is None:
-        raise not_found(session_id)
-    return _session(tuple(row))
+        raise session_not_found(session_id)
+    return session_record(tuple(row))
 
 
 async def list_sessions(db: Connection, user_id: str, limit: int,
                         after: tuple[datetime, str] | None) -> list[SessionRecord]:
     if after is None:
-        rows = await db.fetch(f"SELECT {_SESSION_COLS} FROM sessions WHERE user_id = $1 "
+        rows = await db.fetch(f"SELECT {SESSION_COLS} FROM sessions WHERE user_id = $1 "
                               "ORDER BY updated_at DESC, id DESC LIMIT $2", user_id, limit)
     else:
-        rows = await db.fetch(f"SELECT {_SESSION_COLS} FROM sessions WHERE user_id = $1 AND (updated_at, id) < "
+        rows = await db.fetch(f"SELECT {SESSION_COLS} FROM sessions WHERE user_id = $1 AND (updated_at, id) < "
                               "($2, $3) ORDER BY updated_at DESC, id DESC LIMIT $4",
                               user_id, ts(after[0]), after[1], limit)
-    return [_session(tuple(r)) for r in rows]
+    return [session_record(tuple(r)) for r in rows]
 
 
 async def update_session(db: Connection, user_id: str, session_id: str, updated_at: datetime, title: str | None,
                          summary: str | None) -> SessionRecord:
     row = await db.fetchrow(f"UPDATE sessions SET title = coalesce($1, title), summary = coalesce($2, summary), "
-                            f"updated_at = $3 WHERE id = $4 AND user_id = $5 RETURNING {_SESSION_COLS}",
+                            f"updated_at = $3 WHERE id = $4 AND user_id = $5 RETURNING {SESSION_COLS}",
                             title, summary, ts(updated_at), session_id, user_id)
     if row is None:
-        raise not_found(session_id)
-    return _session(tuple(row))
+        raise session_not_found(session_id)
+    return session_record(tuple(row))
 
 
 async def delete_session(db: Connection, user_id: str, session_id: str) -> None:
@@ -89,7 +94,7 @@ async def _lock_session(db: Connection, user_id: str, session_id: str) -> None:
     """Hold the session row for this transaction (``NotFound`` unless it is the caller's)."""
     if await db.fetchval("SELECT 1 FROM sessions WHERE id = $1 AND user_id = $2 FOR UPDATE",
                          session_id, user_id) is None:
-        raise not_found(session_id)
+        raise session_not_found(session_id)
 
 
 async def append_messages(db: Connection, user_id: str, session_id: str, messages: Sequence[NewMessage],
@@ -102,11 +107,11 @@ async def append_messages(db: Connection, user_id: str, session_id: str, message
             "SELECT hermes_append($1, $2, $3, $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[], "
             "$9::text[], $10::text[])", user_id, session_id, None if lease is None else lease.owner,
             [m.id for m in messages], [m.role for m in messages], [m.content for m in messages],
-            [ts(m.created_at) for m in messages], [_dumps(m.tool_calls) if m.tool_calls else None for m in messages],
-            [m.tool_call_id for m in messages], [_dumps(m.metadata) if m.metadata else None for m in messages])
+            [ts(m.created_at) for m in messages], [dumps(m.tool_calls) if m.tool_calls else None for m in messages],
+            [m.tool_call_id for m in messages], [dumps(m.metadata) if m.metadata else None for m in messages])
     except asyncpg.PostgresError as exc:
         if exc.sqlstate == "HHNF1":
-            raise not_found(session_id) from None
+            raise session_not_found(session_id) from None
         if exc.sqlstate == "HHBS1":
             raise SessionBusy(session_id) from None
         if exc.sqlstate == "HHBS2":
@@ -124,7 +129,7 @@ async def import_session(db: Connection, rec: SessionRecord, messages: Sequence[
 async def list_messages(db: Connection, user_id: str, session_id: str, limit: int, after_seq: int | None,
                         before_seq: int | None, newest_first: bool) -> list[MessageRecord]:
     await get_session(db, user_id, session_id)  # the owner is checked here: the page reads the (session, seq) key only
-    sql = f"SELECT {_MESSAGE_COLS} FROM messages m WHERE m.session_id = $1"
+    sql = f"SELECT {MESSAGE_COLS} FROM messages m WHERE m.session_id = $1"
     args: list[Any] = [session_id]
     if after_seq is not None:
         args.append(after_seq)
@@ -134,7 +139,7 @@ async def list_messages(db: Connection, user_id: str, session_id: str, limit: in
         sql += f" AND m.seq < ${len(args)}"
     args.append(limit)
     sql += f" ORDER BY m.seq {'DESC' if newest_first else 'ASC'} LIMIT ${len(args)}"
-    return [_message(tuple(r)) for r in await db.fetch(sql, *args)]
+    return [message_record(tuple(r)) for r in await db.fetch(sql, *args)]
 
 
 async def search_messages(db: Connection, user_id: str, query: str, limit: int,
@@ -151,7 +156,7 @@ async def search_messages(db: Connection, user_id: str, query: str, limit: int,
         where.append(f"m.content ILIKE ${len(args)}")
     args.append(limit)
     cond = " AND ".join(where)
-    select = f"SELECT {_MESSAGE_COLS}, s.title FROM {{}} m JOIN sessions s ON s.id = m.session_id WHERE {cond} " \
+    select = f"SELECT {MESSAGE_COLS}, s.title FROM {{}} m JOIN sessions s ON s.id = m.session_id WHERE {cond} " \
              f"ORDER BY m.pk DESC LIMIT ${len(args)}"
     # A common term is found among the newest messages at once; a rare one would have the planner walk the
     # whole history, so when the newest RECENT_WINDOW do not fill the page, the trigram index finds every
@@ -165,7 +170,7 @@ async def search_messages(db: Connection, user_id: str, query: str, limit: int,
         rows = await db.fetch(select.format("messages"), *args)
     hits = []
     for row in rows:
-        msg = _message(tuple(row)[:-1])
+        msg = message_record(tuple(row)[:-1])
         hits.append(SearchHit(msg, row[-1], snippet(msg.content, words)))
     return hits
 

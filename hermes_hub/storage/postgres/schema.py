@@ -191,8 +191,8 @@ async def p002_summary_jobs(db: Connection) -> None:
 
 
 async def p003_write_keys_and_index_claims(db: Connection) -> None:
-    """Keys that make a retried write apply once (``postgres_transactions``), and the batches of
-    background indexing that replicas claim (``postgres_indexing``)."""
+    """Keys that make a retried write apply once (``transactions``), and the batches of
+    background indexing that replicas claim (``claims``)."""
     await db.execute("CREATE TABLE write_keys (key uuid PRIMARY KEY, "
                      "at double precision NOT NULL DEFAULT date_part('epoch', clock_timestamp()))")
     await db.execute("CREATE INDEX write_keys_by_age ON write_keys (at)")
@@ -206,7 +206,7 @@ async def p003_write_keys_and_index_claims(db: Connection) -> None:
         PRIMARY KEY (name, after_pk))""")
 
 
-# One append in one round trip (``postgres_sessions.append_messages``): the checks and writes that took
+# One append in one round trip (``sessions.append_messages``): the checks and writes that took
 # six statements. Errors carry the hub's own SQLSTATEs: HHNF1 no such session of this user, HHBS1
 # the session is locked by another writer, HHBS2 the caller's lock expired.
 _APPEND_FUNCTION = """

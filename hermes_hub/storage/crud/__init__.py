@@ -1,0 +1,23 @@
+"""What both backends do alike: each ``Store`` method picks its dialect's SQL function and a runner.
+
+``SharedMethods`` is every such method; ``SQLiteStore`` and ``PostgresStore`` mix it in, name their
+SQL (``runner.Dialect``) and supply ``_read``/``_write``. What really differs stays in the stores:
+connections and transactions, and which rows an indexing batch holds (leases).
+"""
+
+from hermes_hub.storage.crud.audit import AuditMethods
+from hermes_hub.storage.crud.indexing import IndexMethods
+from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
+from hermes_hub.storage.crud.logins import LoginMethods
+from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
+from hermes_hub.storage.crud.runner import Dialect, Runner
+from hermes_hub.storage.crud.runs import RunMethods
+from hermes_hub.storage.crud.sessions import MessageMethods, SessionLockMethods, SessionMethods
+from hermes_hub.storage.crud.tokens import TokenMethods
+
+__all__ = ["Dialect", "Runner", "SharedMethods"]
+
+
+class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
+                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods):
+    """Every method of ``Store`` whose two backends differ only in the SQL they run."""
