@@ -1,8 +1,10 @@
 """The Store protocol: everything the hub keeps, behind one async interface and one contract suite.
 
-A backend (``sqlite``, later ``postgres``) implements every method below; callers (``sessions``,
-``audit``, later ``identity``, ``memory`` and the agent loop) never see SQL. The protocol is the sum
-of small per-concept protocols so a later concept (memories with vectors) adds one more part.
+Both backends (``sqlite``, ``postgres``) implement every method below; callers (``sessions``,
+``audit``, ``identity``, ``memory``, the worker and the agent loop) never see SQL. The protocol is the
+sum of small per-concept parts, so each user of the store can name the part it needs: memory
+readers see ``MemoryStore`` and ``RecallStore``, the background indexer ``IndexerStore`` (its marks,
+claims and vector tables), the status page ``LoginStore``.
 
 Rules every backend keeps, each pinned by ``tests/storage/test_store_contract.py``:
 
@@ -149,7 +151,7 @@ class AuditStore(Protocol):
 
 
 class MemoryStore(Protocol):
-    """Long-term memories, their history, and the indexes recall reads (``hermes_hub.memory``)."""
+    """Long-term memories and their history (``hermes_hub.memory``)."""
 
     async def add_memory(self, record: MemoryRecord, event: MemoryEvent, *, key: str,
                          supersedes: str | None = None) -> None:
@@ -162,8 +164,6 @@ class MemoryStore(Protocol):
 
     async def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord:
         """``NotFound`` unless it exists *and* belongs to ``user_id``."""
-
-    async def memories_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
     async def list_memories(self, user_id: str, *, state: str | None = None, kind: str | None = None,
                             limit: int = 50, before_pk: int | None = None,
@@ -186,10 +186,29 @@ class MemoryStore(Protocol):
 
     async def memory_events(self, user_id: str, memory_id: str) -> list[MemoryEvent]: ...
 
+
+class RecallStore(Protocol):
+    """What recall reads: lexical matches, nearest vectors, and the rows they point at."""
+
     async def lexical_search(self, source: str, user_id: str, match: str, limit: int) -> list[RankedRow]:
         """BM25 over ``memories`` or ``messages`` of one user (lower score is better)."""
 
     async def messages_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, tuple[Any, ...]]: ...
+
+    async def memories_by_pk(self, user_id: str, pks: Sequence[int]) -> dict[int, MemoryRecord]: ...
+
+    async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
+        """The ``k`` nearest of one user's vectors (cosine distance, lower is better)."""
+
+    async def index_mark(self, mark: str) -> int:
+        """The last pk an index has covered (0 when it has not started)."""
+
+    async def vectors_between(self, table: str, user_id: str, after_pk: int, upto_pk: int) -> list[tuple[int, bytes]]:
+        """(pk, float32 bytes) of one user's vectors in ``(after_pk, upto_pk]``, for an in-process index."""
+
+
+class IndexerStore(Protocol):
+    """The background indexer's internals: index marks, claimed batches, the text index and vector tables."""
 
     async def pending_index(self, source: str, mark: str) -> int: ...
 
@@ -218,15 +237,6 @@ class MemoryStore(Protocol):
                           last_pk: int, owner: str | None = None) -> bool:
         """Write the vectors and move the index mark in one transaction (each row indexed once); with
         ``owner`` as in ``index_message_terms``."""
-
-    async def nearest(self, table: str, user_id: str, vector: Sequence[float], k: int) -> list[RankedRow]:
-        """The ``k`` nearest of one user's vectors (cosine distance, lower is better)."""
-
-    async def index_mark(self, mark: str) -> int:
-        """The last pk an index has covered (0 when it has not started)."""
-
-    async def vectors_between(self, table: str, user_id: str, after_pk: int, upto_pk: int) -> list[tuple[int, bytes]]:
-        """(pk, float32 bytes) of one user's vectors in ``(after_pk, upto_pk]``, for an in-process index."""
 
     async def reset_message_terms(self, mark: str) -> None: ...
 
@@ -294,7 +304,7 @@ class RunStore(Protocol):
 
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, AuditStore, MemoryStore,
-            ExtractionQueue, SummaryQueue, RunStore, Protocol):
+            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str
