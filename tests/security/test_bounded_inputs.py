@@ -224,3 +224,25 @@ async def test_a_20_mb_stdout_message_comes_through_whole():
     with anyio.fail_after(10):
         got = await _read("'m' * 20_000_000 + '\\n'", MAX_STDOUT_LINE)
     assert [(len(line), size) for line, size in got] == [(20_000_000, 20_000_000)]
+
+
+async def test_a_schema_pattern_that_backtracks_exponentially_is_matched_in_linear_time(tmp_path):
+    servers = {"regex": toy("--name", "regex", "--catastrophic-pattern")}
+    async with serve_process(config(**servers), tmp_path) as served:
+        async with as_user(served.url, BOB) as bob, watched(base_of(served.url), served.proc.pid) as w:
+            with anyio.fail_after(ANSWER_S):  # Python's re would take longer than the universe has left
+                refused = await bob.call_tool("regex_match", {"code": "a" * 60 + "!"})
+                accepted = await bob.call_tool("regex_match", {"code": "a" * 60})
+    assert_healthy(w)
+    assert refused.is_error and "does not match '^(a+)+$'" in refused.content[0].text
+    assert not accepted.is_error and accepted.content[0].text == "matched"
+
+
+def test_patterns_re2_cannot_take_are_left_to_the_server_and_additional_properties_still_count():
+    from hermes_hub.aggregation.arguments import ArgumentCheck
+
+    check = ArgumentCheck("t", {"type": "object", "properties": {"x": {"type": "string", "pattern": "^(?=a)a+$"}},
+                                "patternProperties": {"^(b+)+$": {"type": "integer"}}, "additionalProperties": False})
+    assert check.problems({"x": "zzz"}) == []  # a lookahead: not checked by the hub
+    problems = check.problems({"b" * 60 + "!": 1, "bb": "two"})
+    assert any("was unexpected" in p for p in problems) and any("'two' is not of type 'integer'" in p for p in problems)
