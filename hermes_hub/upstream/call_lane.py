@@ -31,9 +31,9 @@ from mcp.types import methods as spec
 from mcp_types import CORE_RESULT_TYPES
 from pydantic import ValidationError
 
-from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
 from hermes_hub.errors import HubError
+from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
 Stream = ObjectReceiveStream[SessionMessage | Exception]
@@ -44,7 +44,7 @@ class CallLane:
     """A receive stream for the SDK server that serves eligible ``tools/call`` requests itself."""
 
     def __init__(self, inner: Stream, write: ObjectSendStream[SessionMessage], tg: TaskGroup, *,
-                 catalog: Catalog, server: Any, caller: Identity, protocol_error: ProtocolError,
+                 catalog: Surface, server: Any, caller: Identity, protocol_error: ProtocolError,
                  why_not: str) -> None:
         self.inner, self.write, self.tg = inner, write, tg
         self.catalog, self.server, self.caller = catalog, server, caller

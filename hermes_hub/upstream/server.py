@@ -30,9 +30,9 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import methods as spec
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
+from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
@@ -142,7 +142,7 @@ class ListingMemo:
 
     METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 
-    def __init__(self, catalog: Catalog, identify: Callable[[Ctx], Identity]) -> None:
+    def __init__(self, catalog: Surface, identify: Callable[[Ctx], Identity]) -> None:
         self.catalog, self.identify = catalog, identify
         self._memo: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._generation = -1
@@ -174,9 +174,10 @@ class ListingMemo:
         return True
 
 
-def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: str,
+def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
                  identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
-    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly."""
+    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
+    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped)."""
 
     def plain(ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
         return CallContext(identify(ctx))
