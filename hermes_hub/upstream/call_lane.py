@@ -23,7 +23,6 @@ import anyio
 import mcp.types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
 from mcp import MCPError
-from mcp.server.runner import _has_modern_envelope  # private: the SDK's own era test
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, handler_exception_to_error_data
 from mcp.shared.message import SessionMessage
@@ -33,6 +32,7 @@ from pydantic import ValidationError
 
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
 from hermes_hub.errors import HubError
+from hermes_hub.sdk import has_modern_envelope  # the SDK's own era test (private; see sdk.py)
 from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
@@ -60,7 +60,7 @@ class CallLane:
             msg = item.message
             if isinstance(msg, types.JSONRPCRequest):
                 if self.modern is None:
-                    self.modern = msg.method != "initialize" and _has_modern_envelope(msg.params)
+                    self.modern = msg.method != "initialize" and has_modern_envelope(msg.params)
                 elif self.modern and msg.method == "tools/call" and (version := self._takes(msg)):
                     self.tg.start_soon(self._serve, msg, version)
                     continue

@@ -26,16 +26,11 @@ import logging
 import re
 import secrets
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hermes_hub.identity import IDENTITY_KEY, Identity
+from hermes_hub.sdk import SESSION_LOGGERS, session_user  # what the SDK checks and logs (see sdk.py)
 
-# The SDK modules that log session ids: the server's session manager and transports (their own ids,
-# and ids callers present), and the client transport (ids the hub's downstream servers hand out).
-SESSION_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "mcp.server.sse",
-                   "mcp.client.streamable_http")
 HIDDEN = "<hidden>"
 # Ids the SDK mints are uuid4 (hex, with or without dashes), wherever they appear in a message; ids
 # other servers hand out can have any shape, so a word after "session id:" is hidden too.
@@ -51,7 +46,7 @@ class SessionOwner:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(self.protect):
-            scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=principal(scope), scopes=[]))
+            scope["user"] = session_user(principal(scope))
         await self.app(scope, receive, send)
 
 
