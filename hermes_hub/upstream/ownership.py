@@ -3,7 +3,8 @@
 A session id is the only thing that ties a request to a session: whoever presents it may cancel the
 session (DELETE) or answer the hub's own requests on it, such as an agent run's "Allow it?" confirmation.
 So ``SessionOwner`` names the caller of every /mcp request (the ``Identity`` the bearer middleware left
-in the scope, plus a digest of the token it presented) in the form the SDK's session manager checks:
+in the scope, plus a digest of the token it presented) in the form the SDK's session manager checks
+(``sdk.session_user``, an unpromised detail of the SDK, as the loggers' names are: ``sdk.SESSION_LOGGERS``):
 the manager records the principal when it creates a session (the request that gets the new
 ``Mcp-Session-Id``) and answers any later request for that session from another principal with the
 same 404 "Session not found" as an unknown id (``UnknownSession`` then rewrites both alike). The record
