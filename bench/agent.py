@@ -192,7 +192,7 @@ async def measure(tools: int, rounds: int, blocks: int, out: TextIO, profile_run
             assert TOOL in names, f"{TOOL} is not in the catalog: {names[:5]}..."
             offered = sum(not n.startswith("hermes_agent") for n in names)
             model = Instant(TOOL)
-            hub.model = model  # the hub's agent (hermes_agent_run) talks to the zero-latency model
+            hub.services.model = model  # the hub's agent (hermes_agent_run) talks to the zero-latency model
             loop = Loop(hub, model)
             rows = [await _compare(loop, tools, offered, rounds, blocks, out)]
             async with Client(hub.server, mode="legacy") as client:

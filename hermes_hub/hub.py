@@ -16,7 +16,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import SecretStr
 
 from hermes_hub import audit, status
 from hermes_hub.agent.loop import Agent
@@ -33,17 +32,18 @@ from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
-from hermes_hub.config import MODEL_KEYS, HubConfig, load_config
+from hermes_hub.config import HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
-from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, StaticToken, local_user_name
+from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store, open_store
+from hermes_hub.services import Services, open_services
+from hermes_hub.storage import Store
 from hermes_hub.toolsets.endpoint import Endpoint
 from hermes_hub.toolsets.search import ToolIndex
 from hermes_hub.toolsets.tokens import token_report
@@ -83,14 +83,7 @@ class Hub:
     def __init__(self, config: HubConfig, *, config_path: str | Path | None = None) -> None:
         self.config = config
         self.config_path = Path(config_path) if config_path else None
-        self.store: Store | None = None
-        self.audit_writer: audit.AuditWriter | None = None
-        self.sessions: Sessions | None = None
-        self.memories: Memories | None = None
-        self.model: Provider | None = None
-        self.summaries: Summarizer | None = None
-        self._models: dict[tuple[Any, ...], Provider] = {}  # profiles' own models
-        self.authenticator = Authenticator(None)
+        self._services: Services | None = None  # store, sessions, memory, models: open while the hub runs
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
@@ -140,19 +133,54 @@ class Hub:
                            f"reload are served after a restart")
         return self.endpoints[toolset]
 
+    # -- the services: there once the hub has started (``HubError`` before) -------------------
+
+    @property
+    def services(self) -> Services:
+        if self._services is None:
+            raise HubError("the hub's store is not open; its sessions, memory, tokens and agent are available once "
+                           "the hub has started")
+        return self._services
+
+    @property
+    def started(self) -> bool:
+        return self._services is not None
+
+    @property
+    def store(self) -> Store:
+        return self.services.store
+
+    @property
+    def sessions(self) -> Sessions:
+        return self.services.sessions
+
+    @property
+    def memories(self) -> Memories:
+        return self.services.memories
+
+    @property
+    def authenticator(self) -> Authenticator:
+        return self.services.authenticator
+
+    @property
+    def audit_writer(self) -> audit.AuditWriter:
+        return self.services.audit_writer
+
+    @property
+    def model(self) -> Provider | None:
+        return self.services.model
+
+    @property
+    def summaries(self) -> Summarizer | None:
+        return self.services.summaries
+
     def _sessions(self) -> Sessions:
-        if self.sessions is None:
-            raise HubError("the hub's store is not open; sessions are available once the hub has started")
         return self.sessions
 
     def _memories(self) -> Memories:
-        if self.memories is None:
-            raise HubError("the hub's store is not open; memory is available once the hub has started")
         return self.memories
 
     def _agent(self) -> Agent:
-        if self.sessions is None:
-            raise HubError("the hub's store is not open; the agent runs once the hub has started")
         prefix = self.config.hub.prefix
         own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
@@ -164,33 +192,11 @@ class Hub:
         settings = profile.settings
         if settings is self.config.agent or settings == self.config.agent:
             return self.model
-        if settings.provider is None:
-            return None
-        key = tuple(v.get_secret_value() if isinstance(v := getattr(settings, k), SecretStr) else v
-                    for k in MODEL_KEYS) + (str(settings.script_path),)
-        if key not in self._models:
-            from hermes_hub.agent.providers import make_provider
-
-            self._models[key] = provider = make_provider(settings)
-            self._stack.push_async_callback(provider.aclose)
-        return self._models[key]
-
-    async def _model(self) -> Provider | None:
-        """The configured model (``agent``), closed with the hub; None when there is none."""
-        if self.config.agent.provider is None:
-            return None
-        from hermes_hub.agent.providers import make_provider
-
-        provider = make_provider(self.config.agent)
-        self._stack.push_async_callback(provider.aclose)
-        return provider
+        return None if settings.provider is None else self.services.model_for(settings)
 
     async def audited_store(self) -> Store:
         """The store, with every audit row submitted so far written (readers see their last call)."""
-        if self.store is None:
-            raise HubError("the hub's store is not open yet")
-        if self.audit_writer is not None:
-            await self.audit_writer.flush()
+        await self.audit_writer.flush()
         return self.store
 
     def identify(self, ctx: Any) -> Identity:
@@ -209,7 +215,7 @@ class Hub:
 
     def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None,
                session_id: str | None = None, run_id: str | None = None) -> Any:
-        if self.store is None:
+        if self._services is None:  # a call before the hub started (tests of the catalog alone)
             return _unaudited()
         if server == self.builtins.name and arguments:  # e.g. a memory's text: forgetting must reach it
             own = Namespace(self.config.hub.prefix, self.config.hub.separator).original(tool)
@@ -232,7 +238,7 @@ class Hub:
     async def _prune_loop(self) -> None:
         while True:
             days = self.config.storage.audit_retention_days
-            if days > 0 and self.store is not None:
+            if days > 0:
                 await audit.prune(self.store, days=days)
             await anyio.sleep(3600)
 
@@ -308,36 +314,22 @@ class Hub:
                 await self.tool_index.warm(self.catalog.list_tools(self.local))
 
     async def __aenter__(self) -> Hub:
-        try:
-            tg = await self._stack.enter_async_context(anyio.create_task_group())
-            self._stack.callback(tg.cancel_scope.cancel)
-            self.agent_bridge.attach(tg)
-            tg.start_soon(self._announce_loop)
-            storage = self.config.storage
-            self.store = await self._stack.enter_async_context(open_store(storage.url, base_dir=self.config.base_dir))
-            self.sessions = Sessions(self.store, max_message_bytes=storage.max_message_bytes, masker=self.masker)
-            self.model = await self._model()
-            background = self.model if getattr(self.model, "background", True) else None  # sampling: a host per call
-            self.memories = await self._stack.enter_async_context(
-                Memories(self.store, self.config.memory, judge=background))
-            if background is not None:
-                self.summaries = Summarizer(self.store, background)
-                tg.start_soon(self.summaries.run)
-            static = [StaticToken(t.token, t.user, t.role) for t in self.config.auth.tokens]
-            self.authenticator = Authenticator(self.store, static)
-            self.audit_writer = audit.AuditWriter(self.store)
-            tg.start_soon(self.audit_writer.run)
-            self._stack.push_async_callback(self.audit_writer.flush)  # after the task stops: the last rows
-            tg.start_soon(self._prune_loop)
+        """Open the services, start the pool, then the loops that use them; ``__aexit__`` stops them in
+        reverse: the loops (and agent runs of 2026 hosts) first, then the pool, then the services."""
+        async with AsyncExitStack() as stack:
+            self._services = await stack.enter_async_context(open_services(self.config, self.masker))
             self.tool_index.embedder = self.memories.embedder  # tool search uses memory's embedder
+            await stack.enter_async_context(self.pool)
+            loops = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(loops.cancel_scope.cancel)  # first on exit: no loop outlives what it uses
+            self.agent_bridge.attach(loops)
+            loops.start_soon(self._announce_loop)
+            loops.start_soon(self._prune_loop)
             self._warm.set()
-            tg.start_soon(self._warm_loop)
-            await self._stack.enter_async_context(self.pool)
+            loops.start_soon(self._warm_loop)
             if self.config_path is not None:
-                tg.start_soon(watch_config, self, self.config_path)
-        except BaseException:
-            await self._stack.aclose()
-            raise
+                loops.start_soon(watch_config, self, self.config_path)
+            self._stack = stack.pop_all()
         return self
 
     async def __aexit__(
@@ -349,7 +341,7 @@ class Hub:
         """Write the audit rows submitted so far and stop every child, within ``timeout`` seconds:
         for a stop that cannot wait for the orderly exit of ``async with hub``."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
-            if self.audit_writer is not None:
+            if self._services is not None:
                 await self.audit_writer.flush()
             await self.pool.stop_all()
 

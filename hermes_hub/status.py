@@ -123,12 +123,13 @@ async def report(hub: Hub, viewer: Identity) -> dict[str, Any]:
     an admin sees the hub's counts, queues and errors; anyone else the counts of their own memories."""
     out = hub_status(hub.config, hub.pool, hub.catalog, viewer)
     out["tool_tokens"] = await anyio.to_thread.run_sync(hub.token_report, viewer)
-    if hub.memories is not None:
-        memory = await hub.memories.status(None if viewer.is_admin else viewer.user_id)
-        if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
-            memory = {k: hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
-                      if k not in ("pending", "extraction_jobs")}
-        out["memory"] = memory
+    if not hub.started:  # no store yet: the servers' part only
+        return out
+    memory = await hub.memories.status(None if viewer.is_admin else viewer.user_id)
+    if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
+        memory = {k: hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
+                  if k not in ("pending", "extraction_jobs")}
+    out["memory"] = memory
     if hub.summaries is not None:
         out["summaries"] = {"error": hidden(hub.summaries.error, viewer)}
         if viewer.is_admin:

@@ -267,3 +267,31 @@ async def test_a_childs_stderr_goes_to_the_hub_log_prefixed_with_its_name(tmp_pa
         tail = list(h.pool.connections["chatty"].link.stderr_tail)
     assert "toy server chatty starting" in tail
     assert "[chatty] toy server chatty starting" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_http_request_that_skipped_the_hubs_authentication_is_refused_not_served_as_the_local_admin(
+        tmp_path, mode):
+    import uvicorn
+
+    from tests.support import free_port
+
+    async with hub_of({}) as hub:
+        port = free_port()
+        # The hub's server alone, without the app's bearer middleware: no request carries a caller.
+        app = hub.server.streamable_http_app(streamable_http_path="/mcp")
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve)
+            with anyio.fail_after(10):
+                while not server.started:
+                    await anyio.sleep(0.01)  # poll interval only; bounded above
+            with anyio.fail_after(30):
+                async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as host:
+                    with pytest.raises(MCPError) as refused:
+                        await host.list_tools()
+                async with Client(hub.server, mode=mode) as local:  # in-process, no HTTP request: the local user
+                    listed = [t.name for t in (await local.list_tools()).tools]
+            server.should_exit = True
+    assert hub.identify(None) == hub.local and "hermes_hub_status" in listed
+    assert mode == "auto" or "carries no caller identity" in refused.value.message

@@ -211,3 +211,42 @@ async def test_an_agent_run_called_through_a_toolset_offers_the_model_only_that_
     assert scoped["answer"] == "That tool is not here." and scoped["tool_calls"][0]["is_error"]
     assert full_budget["tools_allowed"] - budget["tools_allowed"] == 2  # notes' two tools are not in 'cal'
     assert full["answer"] == "Noted." and not full["tool_calls"][0]["is_error"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_toolset_endpoint_lists_only_its_own_servers_prompts_resources_and_templates(tmp_path, mode):
+    (tmp_path / "notes.json").write_text(json.dumps({"notes": [{"id": "groceries", "title": "Groceries",
+                                                                "body": "milk"}]}))
+    servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
+    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar"]}, "all": {}},
+           "memory": {"embedder": "none"}}
+    listed: dict[str, tuple[list[str], list[str], list[str]]] = {}
+    async with Hub(parse_config(raw)) as hub:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(30)
+        for name in (None, "cal", "all"):
+            async with Client(hub.endpoint(name).server, mode=mode) as host:
+                with anyio.fail_after(30):
+                    listed[str(name)] = ([p.name for p in (await host.list_prompts()).prompts],
+                                         [r.uri for r in (await host.list_resources()).resources],
+                                         [t.uri_template for t in
+                                          (await host.list_resource_templates()).resource_templates])
+    whole = listed["None"]
+    assert "notes_summarize_note" in whole[0] and any("groceries" in uri for uri in whole[1]) and whole[2]
+    own = tuple([x for x in kind if x.startswith("hub://")] for kind in whole)  # the hub's own are always in
+    assert own[1] and listed["cal"] == own  # calendar has none of its own; notes' stay out of this toolset
+    assert listed["all"] == whole  # a toolset without 'servers' serves every server's
+
+
+async def test_a_member_the_view_does_not_define_does_not_exist_rather_than_reaching_the_whole_catalog(tmp_path):
+    from hermes_hub.upstream.surface import Surface
+
+    raw = {"mcpServers": {}, "toolsets": {"none": {"servers": []}}, "memory": {"embedder": "none"}}
+    hub = Hub(parse_config(raw))
+    view = hub.endpoint("none").view
+    for member in ("rebuild", "mounts", "collisions", "name_warnings", "tools", "route_uri", "token_estimate"):
+        assert hasattr(hub.catalog, member)
+        with pytest.raises(AttributeError):
+            getattr(view, member)
+    surface = [m for m in vars(Surface) if not m.startswith("_")]
+    assert "generation" in surface and all(m in vars(type(view)) for m in surface)  # defined, not forwarded

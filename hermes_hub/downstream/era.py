@@ -27,7 +27,6 @@ interop/README.md, "Python fixture, hub vs direct, and protocol eras"):
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +38,7 @@ from pydantic import ValidationError
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.transports import Link
+from hermes_hub.sdk import enter_client
 
 HANDSHAKE = "handshake"
 
@@ -100,17 +100,12 @@ class EraClient(Client):
         if self.mode == "legacy":
             await super().__aenter__()
             return self
-        # Client.__aenter__ with our negotiation in place of the SDK's (mcp 2.3; tests/interop/test_eras.py
-        # checks the era and the tools the hub gets from each kind of server).
-        if self._entered:
-            raise RuntimeError("Client is already entered; cannot reenter")
-        self._entered = True
-        async with AsyncExitStack() as exit_stack:
-            session = await exit_stack.enter_async_context(await self._build_session(exit_stack))
+
+        async def negotiate(session: ClientSession) -> None:
             if self.mode == "auto":
                 await handshake_first(session, self.back_channel)
             else:
                 session.adopt(types.DiscoverResult.model_validate(await session.send_discover(self.mode)))
-            self._session = session
-            self._exit_stack = exit_stack.pop_all()
+
+        await enter_client(self, negotiate)  # Client.__aenter__ with this negotiation (SDK private parts)
         return self

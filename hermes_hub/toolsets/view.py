@@ -9,6 +9,9 @@ roles, audit under the real name, progress and questions relayed), so it returns
 direct call returns. A tool outside the view, or one the caller may not use, is never found,
 described or called. Resources and prompts are the catalog's, limited to the view's servers for reading, subscribing,
 getting and completing as for listing.
+
+The view is an explicit interface (``upstream.server.Surface``): it forwards nothing it does not
+define, so a member added to ``Catalog`` is never served unscoped on a toolset endpoint.
 """
 
 from __future__ import annotations
@@ -64,10 +67,31 @@ class View:
         self._checks = {t.name: ArgumentCheck(t.name, t.input_schema) for t in self.meta}
         self._fingerprint: int | None = None
 
-    def __getattr__(self, attr: str) -> Any:  # everything not limited below: the catalog's
-        if attr == "catalog":
-            raise AttributeError(attr)
-        return getattr(self.catalog, attr)
+    # -- what the upstream server reads beside its handlers -----------------------------------
+
+    @property
+    def generation(self) -> tuple[int, Scope]:
+        """Changes with the catalog and with this view's scope (a reload may change a toolset alone),
+        so a listing kept for this endpoint (``ListingMemo``) is never served past either."""
+        return self.catalog.generation, self.scope()
+
+    @property
+    def prompts(self) -> dict[str, Entry]:
+        return self._of_servers(self.catalog.prompts)
+
+    @property
+    def resources(self) -> dict[str, Entry]:
+        return self._of_servers(self.catalog.resources)
+
+    @property
+    def templates(self) -> dict[str, Entry]:
+        return self._of_servers(self.catalog.templates)
+
+    def _of_servers(self, index: dict[str, Entry]) -> dict[str, Entry]:
+        servers = self.scope().servers
+        if servers is None:
+            return index
+        return {k: e for k, e in index.items() if e.mount.source.name in servers}
 
     # -- listing ---------------------------------------------------------------------------
 
@@ -122,6 +146,11 @@ class View:
     async def subscribe(self, uri: str, watcher: Any, notify: Any, ctx: CallContext) -> None:
         self._in_scope(self.catalog.route_uri(uri)[0].source.name, "resource", uri)
         await self.catalog.subscribe(uri, watcher, notify, ctx)
+
+    async def unsubscribe(self, uri: str, watcher: Any) -> None:
+        # Unscoped on purpose: it only drops a subscription this endpoint's host made, and must still
+        # do so after a reload took the resource's server out of the toolset.
+        await self.catalog.unsubscribe(uri, watcher)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext) -> types.GetPromptResult:
         entry = self.catalog.prompts.get(name)

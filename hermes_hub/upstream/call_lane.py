@@ -23,7 +23,6 @@ import anyio
 import mcp.types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
 from mcp import MCPError
-from mcp.server.runner import _has_modern_envelope  # private: the SDK's own era test
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, handler_exception_to_error_data
 from mcp.shared.message import SessionMessage
@@ -31,9 +30,10 @@ from mcp.types import methods as spec
 from mcp_types import CORE_RESULT_TYPES
 from pydantic import ValidationError
 
-from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
 from hermes_hub.errors import HubError
+from hermes_hub.sdk import has_modern_envelope  # the SDK's own era test (private; see sdk.py)
+from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
 Stream = ObjectReceiveStream[SessionMessage | Exception]
@@ -44,7 +44,7 @@ class CallLane:
     """A receive stream for the SDK server that serves eligible ``tools/call`` requests itself."""
 
     def __init__(self, inner: Stream, write: ObjectSendStream[SessionMessage], tg: TaskGroup, *,
-                 catalog: Catalog, server: Any, caller: Identity, protocol_error: ProtocolError,
+                 catalog: Surface, server: Any, caller: Identity, protocol_error: ProtocolError,
                  why_not: str) -> None:
         self.inner, self.write, self.tg = inner, write, tg
         self.catalog, self.server, self.caller = catalog, server, caller
@@ -60,7 +60,7 @@ class CallLane:
             msg = item.message
             if isinstance(msg, types.JSONRPCRequest):
                 if self.modern is None:
-                    self.modern = msg.method != "initialize" and _has_modern_envelope(msg.params)
+                    self.modern = msg.method != "initialize" and has_modern_envelope(msg.params)
                 elif self.modern and msg.method == "tools/call" and (version := self._takes(msg)):
                     self.tg.start_soon(self._serve, msg, version)
                     continue

@@ -3,7 +3,8 @@
 A session id is the only thing that ties a request to a session: whoever presents it may cancel the
 session (DELETE) or answer the hub's own requests on it, such as an agent run's "Allow it?" confirmation.
 So ``SessionOwner`` names the caller of every /mcp request (the ``Identity`` the bearer middleware left
-in the scope, plus a digest of the token it presented) in the form the SDK's session manager checks:
+in the scope, plus a digest of the token it presented) in the form the SDK's session manager checks
+(``sdk.session_user``, an unpromised detail of the SDK, as the loggers' names are: ``sdk.SESSION_LOGGERS``):
 the manager records the principal when it creates a session (the request that gets the new
 ``Mcp-Session-Id``) and answers any later request for that session from another principal with the
 same 404 "Session not found" as an unknown id (``UnknownSession`` then rewrites both alike). The record
@@ -26,16 +27,11 @@ import logging
 import re
 import secrets
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hermes_hub.identity import IDENTITY_KEY, Identity
+from hermes_hub.sdk import SESSION_LOGGERS, session_user  # what the SDK checks and logs (see sdk.py)
 
-# The SDK modules that log session ids: the server's session manager and transports (their own ids,
-# and ids callers present), and the client transport (ids the hub's downstream servers hand out).
-SESSION_LOGGERS = ("mcp.server.streamable_http_manager", "mcp.server.streamable_http", "mcp.server.sse",
-                   "mcp.client.streamable_http")
 HIDDEN = "<hidden>"
 # Ids the SDK mints are uuid4 (hex, with or without dashes), wherever they appear in a message; ids
 # other servers hand out can have any shape, so a word after "session id:" is hidden too.
@@ -51,7 +47,7 @@ class SessionOwner:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(self.protect):
-            scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=principal(scope), scopes=[]))
+            scope["user"] = session_user(principal(scope))
         await self.app(scope, receive, send)
 
 

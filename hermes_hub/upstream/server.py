@@ -30,9 +30,10 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import methods as spec
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
+from hermes_hub.sdk import host_connection
+from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
@@ -54,8 +55,7 @@ class Announcer:
     async def on_initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
         session = ctx.session
         self.legacy_sessions.add(session)
-        # Drop the session when its connection ends (private attribute; see mcp-sdk notes, section 2).
-        conn = getattr(session, "_connection", None)
+        conn = host_connection(session)  # drop the session when its connection ends
         if conn is not None:
             conn.exit_stack.callback(self.legacy_sessions.discard, session)
 
@@ -82,9 +82,9 @@ class HubServer(Server[Any]):
 
 
 def _host_connection(ctx: Ctx) -> Any:
-    """The host's connection: one per stdio process or HTTP session (private attribute; see
-    mcp-sdk notes, section 2). Falls back to this request's session proxy."""
-    return getattr(ctx.session, "_connection", None) or ctx.session
+    """The host's connection: one per stdio process or HTTP session (see ``sdk.host_connection``).
+    Falls back to this request's session proxy."""
+    return host_connection(ctx.session) or ctx.session
 
 
 def _log_route(ctx: Ctx) -> LogRoute | None:
@@ -142,7 +142,7 @@ class ListingMemo:
 
     METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 
-    def __init__(self, catalog: Catalog, identify: Callable[[Ctx], Identity]) -> None:
+    def __init__(self, catalog: Surface, identify: Callable[[Ctx], Identity]) -> None:
         self.catalog, self.identify = catalog, identify
         self._memo: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._generation = -1
@@ -164,7 +164,7 @@ class ListingMemo:
 
     @staticmethod
     def _plain(ctx: Ctx) -> bool:
-        connection = getattr(ctx.session, "_connection", None)  # private; see mcp-sdk notes, section 2
+        connection = host_connection(ctx.session)
         if connection is None or not connection.initialize_accepted:
             return False
         try:
@@ -174,9 +174,10 @@ class ListingMemo:
         return True
 
 
-def build_server(catalog: Catalog, announcer: Announcer, *, name: str, version: str,
+def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
                  identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
-    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly."""
+    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
+    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped)."""
 
     def plain(ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
         return CallContext(identify(ctx))

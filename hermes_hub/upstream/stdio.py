@@ -4,26 +4,22 @@ or on SIGTERM / SIGINT; either way every child server is stopped before the hub 
 The hub answers its host only once every server has settled (READY or failed, bounded by their
 ``startup_timeout``), so one-shot hosts such as the Inspector CLI see the whole catalog on their
 first request. stdin and stdout are served from asyncio pipes rather than the SDK's
-thread-per-line ``stdio_server`` (measured: a quarter of the hub's CPU per call went there).
+thread-per-line ``stdio_server`` (``sdk.stdio_streams``: measured, a quarter of the hub's CPU per call went there).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import signal
-import stat
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp.types as types
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from hermes_hub.sdk import stdio_streams
 from hermes_hub.upstream.call_lane import call_lane
 from hermes_hub.upstream.rejection import misread_request, reject, screen, too_long
 
@@ -73,7 +69,7 @@ async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
                 async with hub:
                     longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
                     await hub.wait_settled(longest + 1)
-                    async with _stdio_streams() as (read, write), call_lane(hub, read, write, endpoint) as lane:
+                    async with stdio_streams(_read, MAX_LINE) as (read, write), call_lane(hub, read, write, endpoint) as lane:
                         wire.append(read)
                         await endpoint.server.run(lane, write, endpoint.server.create_initialization_options())
             finally:
@@ -83,11 +79,6 @@ async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
         tg.start_soon(stop_on_signal)
         tg.start_soon(serve)
     return 128 + stopped[0] if stopped else 0
-
-
-def _is_pipe_like(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 def _read(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
@@ -106,77 +97,3 @@ def _read(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
         if (answer := misread_request(line)) is not None:
             return None, answer
     return msg, None
-
-
-async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
-    """The non-blank lines of ``reader``; None for a line longer than its limit, which is skipped
-    (the next line is read as usual)."""
-    overlong = False
-    while True:
-        try:
-            line = await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as e:  # end of input
-            if e.partial.strip() and not overlong:
-                yield e.partial
-            return
-        except asyncio.LimitOverrunError as e:  # drop what is buffered of it, keep reading to its end
-            await reader.readexactly(e.consumed)
-            overlong = True
-            continue
-        if overlong:
-            overlong = False
-            yield None
-        elif line.strip():
-            yield line
-
-
-@asynccontextmanager
-async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
-    if not (_is_pipe_like(0) and _is_pipe_like(1)):  # e.g. stdin redirected from a file
-        async with stdio_server() as streams:
-            yield streams
-        return
-    # Serve the wire from private duplicates and point fd 1 at stderr, so a stray print() in
-    # the hub cannot corrupt the protocol.
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    saved_out = os.dup(1)
-    os.dup2(2, 1)
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
-    write_transport, write_protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0))
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-    to_server, read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    write, from_server = anyio.create_memory_object_stream[SessionMessage](16)
-
-    async def pump_in() -> None:
-        async with to_server:
-            async for line in _wire_lines(reader):
-                msg, answer = _read(line)
-                if answer:
-                    writer.write(answer)
-                    await writer.drain()
-                if msg is not None:
-                    await to_server.send(msg)
-
-    async def pump_out() -> None:
-        async with from_server:
-            async for m in from_server:
-                writer.write(m.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
-                await writer.drain()
-
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(pump_in)
-            tg.start_soon(pump_out)
-            try:
-                yield read, write
-            finally:
-                tg.cancel_scope.cancel()
-    finally:
-        read_transport.close()
-        write_transport.close()
-        os.dup2(saved_out, 1)
-        os.close(saved_out)
