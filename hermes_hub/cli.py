@@ -215,8 +215,9 @@ async def _has_tokens(cfg: HubConfig) -> bool:
 @main.command()
 @click.argument("config", required=False)
 @click.option("--config", "config_opt", default="hub.json", show_default=True)
-def check(config: str | None, config_opt: str) -> None:
-    """Validate a hub.json; every problem names its key path."""
+@click.option("--no-start", is_flag=True, help="check the file only: do not start the stdio servers")
+def check(config: str | None, config_opt: str, no_start: bool) -> None:
+    """Validate a hub.json and start each enabled stdio server once; every problem names its key path."""
     path = config or config_opt
     try:
         cfg = load_config(path)
@@ -230,6 +231,11 @@ def check(config: str | None, config_opt: str) -> None:
     from hermes_hub import checks
 
     problems, (agent_problems, agent_warnings) = checks.unstartable(cfg), checks.agent_problems(cfg)
+    if not no_start:  # a command that resolves may still not start (a Python without its packages)
+        from hermes_hub import startup
+
+        failed = anyio.run(startup.failures, path, cfg, startup.startable(cfg, problems))
+        problems += [startup.problem(name, why, path) for name, why in failed.items()]
     for warning in agent_warnings:
         click.echo(f"warning: {warning}", err=True)
     for problem in problems + agent_problems:

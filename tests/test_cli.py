@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hermes_hub.cli import main
-from tests.support import BUILTIN_TOOLS, demo, free_port, served_hub, toy
+from tests.support import BUILTIN_TOOLS, PROJECT, demo, free_port, served_hub, toy
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -113,10 +113,10 @@ def test_check_lists_each_server_and_says_the_config_is_ok(tmp_path):
 
 def test_check_reports_each_enabled_server_that_cannot_start_as_the_hub_would_resolve_it(tmp_path):
     (tmp_path / "servers").mkdir()
-    (tmp_path / "servers" / "run.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "servers" / "run.sh").write_text(f"#!/bin/sh\nexec {PYTHON} -m tests.fixtures.toy_server\n")
     (tmp_path / "servers" / "run.sh").chmod(0o755)
     path = write_config(tmp_path / "my-hub.json", {
-        "ok": {"command": "./run.sh", "cwd": "servers"},  # relative to cwd, which is relative to the file
+        "ok": {"command": "./run.sh", "cwd": "servers", "env": {"PYTHONPATH": str(PROJECT)}},  # cwd: from the file
         "typo": {"command": "no-such-mcp-server-binary"},
         "moved": {"command": "./run.sh", "cwd": "gone"},
         "off": {"command": "no-such-mcp-server-binary", "disabled": True},
