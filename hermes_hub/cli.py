@@ -185,8 +185,7 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     if toolset is not None:
         _fail(f"--toolset is for --stdio; over HTTP every toolset is served at /mcp/<name> "
               f"(here /mcp/{toolset})", 2)
-    import uvicorn
-
+    from hermes_hub.upstream import listener
     from hermes_hub.upstream.app import build_app
     from hermes_hub.upstream.exposure import Exposure
     from hermes_hub.upstream.http11 import BoundedHead
@@ -196,12 +195,17 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     exposure = Exposure.decide(cfg, host, anyio.run(_has_tokens, cfg))  # once: it never changes while serving
     if (refusal := exposure.refusal()) is not None:
         _fail(refusal.replace("hub.json", config), 2)
-    log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, port, exposure.summary())
+    try:  # bound before we say we serve: a taken port is one sentence naming --port and hub.port
+        sock = listener.bind(host, port, config)
+    except listener.CannotListen as e:
+        _fail(str(e), 2)
+    log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, sock.getsockname()[1],
+             exposure.summary())
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
-    uvicorn.run(build_app(hub, exposure), host=host, port=port, http=BoundedHead,
-                proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
-                log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
+    listener.run(build_app(hub, exposure), sock, http=BoundedHead,
+                 proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
+                 log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
 
 
 async def _has_tokens(cfg: HubConfig) -> bool:

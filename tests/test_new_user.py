@@ -108,3 +108,41 @@ def test_check_no_start_checks_the_file_without_starting_anything(tmp_path):
     result = invoke("check", "--no-start", str(path))
 
     assert result.exit_code == 0 and result.stdout.endswith(f"{path}: OK, 1 of 1 servers enabled\n")
+
+
+# -- a port already taken ------------------------------------------------------------------------------------
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_naming_port_and_hub_port_and_exits_2(tmp_path):
+    import socket
+    import subprocess
+
+    path = tmp_path / "hub.json"
+    path.write_text(json.dumps({"mcpServers": {}}))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "hermes_hub", "serve", "--config", str(path), "--port", str(port)],
+                             cwd=PROJECT, capture_output=True, text=True, timeout=60)
+
+    assert run.returncode == 2
+    assert run.stderr.splitlines()[-1] == (f"error: port {port} on 127.0.0.1 is already in use (another `hermes-hub "
+                                           f"serve`?); serve on another with --port {port + 1}, or set hub.port in "
+                                           f"{path}")
+    assert "Errno" not in run.stderr and "serving" not in run.stderr  # nothing claimed to serve first
+
+
+def test_make_serve_passes_port_to_the_hub(tmp_path):
+    import socket
+    import subprocess
+
+    with socket.socket() as taken:  # a taken port: make's hub stops at once, saying which port it tried
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run(["make", "serve", f"PORT={port}"], cwd=PROJECT, capture_output=True, text=True,
+                             timeout=60, env={**os.environ, "HERMES_DATA_DIR": str(tmp_path)})
+
+    assert f"serve --config hub.json --port {port}\n" in run.stdout
+    assert f"error: port {port} on 127.0.0.1 is already in use" in run.stderr
