@@ -21,7 +21,7 @@ import click
 from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
 from hermes_hub.chat_cli import chat_cmd
-from hermes_hub.errors import ConfigError, HubError, cli_hint
+from hermes_hub.errors import ConfigError, HubError, cli_hint, for_terminal
 from hermes_hub.install_cli import import_cmd, install
 from hermes_hub.memory_cli import memory
 from hermes_hub.storage_cli import storage
@@ -47,8 +47,9 @@ def _setup_logging(verbose: bool, default: int = logging.WARNING) -> None:
 
 def _fail(message: str, code: int = 1, hint_from: str | None = None) -> None:
     """Exit with ``message``; a hub error's message (or ``hint_from``) may get a terminal hint after it."""
+    message = for_terminal(message)
     click.echo(f"error: {message}", err=True)
-    if hint := cli_hint(message if hint_from is None else hint_from):
+    if "`hermes-hub " not in message and (hint := cli_hint(message if hint_from is None else hint_from)):
         click.echo(f"hint: {hint}", err=True)
     sys.exit(code)
 

@@ -319,14 +319,23 @@ def test_call_with_args_that_are_not_json_exits_2_with_an_example_before_startin
     assert not_object.stderr == "error: --args must be a JSON object, e.g. --args '{\"query\": \"milk\"}'\n"
 
 
-def test_call_of_an_unknown_tool_exits_1_and_says_where_to_find_the_names(notes_config):
+def test_call_of_an_unknown_tool_exits_1_and_says_the_command_that_lists_the_names(notes_config):
     result = invoke("call", "notes_nope", "--config", notes_config)
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == ("error: unknown tool 'notes_nope'; call tools/list for the current names "
-                             "(each is prefixed by its server) (code -32602)\n"
-                             "hint: list the tools with `hermes-hub tools`\n")
+    assert result.stderr == ("error: unknown tool 'notes_nope'; `hermes-hub tools` lists the current names "
+                             "(each is prefixed by its server) (code -32602)\n")
+
+
+def test_call_of_a_misspelt_or_unprefixed_tool_says_which_one_was_meant(notes_config):
+    typo = invoke("call", "notes_serch_notes", "--config", notes_config)
+    bare = invoke("call", "create_note", "--config", notes_config)
+
+    assert (typo.exit_code, bare.exit_code) == (1, 1)
+    assert typo.stderr == ("error: unknown tool 'notes_serch_notes'; did you mean 'notes_search_notes'? "
+                           "`hermes-hub tools` lists the current names (each is prefixed by its server) (code -32602)\n")
+    assert bare.stderr.startswith("error: unknown tool 'create_note'; did you mean 'notes_create_note'? ")
 
 
 # -- resources, read, prompts, prompt ---------------------------------------------------------------------
