@@ -146,3 +146,23 @@ def test_make_serve_passes_port_to_the_hub(tmp_path):
 
     assert f"serve --config hub.json --port {port}\n" in run.stdout
     assert f"error: port {port} on 127.0.0.1 is already in use" in run.stderr
+
+
+# -- the example keeps its data beside itself ------------------------------------------------------------------
+
+
+def test_the_example_chat_keeps_its_store_and_demo_data_beside_itself_not_in_the_users(tmp_path):
+    import subprocess
+
+    example = PROJECT / "clients" / "example"
+    users_store = tmp_path / "my-store"  # where the person's own hub keeps its data
+    env = {k: v for k, v in os.environ.items() if k != "HERMES_DEMO_DATA"} | {"HERMES_DATA_DIR": str(users_store)}
+    run = subprocess.run([HERMES_HUB, "chat", "--config", "clients/example/hub.json", "--once",
+                          "book lunch with Ana on Monday"], cwd=PROJECT, env=env, capture_output=True, text=True,
+                         timeout=90)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Booked: lunch with Ana" in run.stdout
+    assert not users_store.exists() or not any(users_store.iterdir())
+    assert (example / ".data" / "hub.db").is_file() and (example / ".data" / "demo" / "calendar.json").is_file()
+    assert subprocess.run(["git", "check-ignore", "-q", "clients/example/.data/hub.db"], cwd=PROJECT).returncode == 0
