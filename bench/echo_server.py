@@ -3,6 +3,7 @@
     python -m bench.echo_server              # stdio
     python -m bench.echo_server --http PORT  # streamable HTTP at http://127.0.0.1:PORT/mcp
     python -m bench.echo_server --tools 999  # plus 999 filler tools (for the tools/list benchmark)
+    python -m bench.echo_server --huge-description N  # plus a tool ``huge`` described by one N-letter word
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from mcp.server import MCPServer
 from servers._cli import serve
 
 
-def build_server(extra_tools: int = 0) -> MCPServer:
+def build_server(extra_tools: int = 0, huge_description: int = 0) -> MCPServer:
     mcp = MCPServer("echo", instructions="Benchmark server: echo(text) returns text unchanged.")
 
     @mcp.tool()
@@ -25,6 +26,11 @@ def build_server(extra_tools: int = 0) -> MCPServer:
     async def filler(query: str, limit: int = 10, exact: bool = False) -> str:
         return query
 
+    if huge_description:  # a broken or hostile server (bench/fuzz_bounds.py)
+        from bench.fuzz_bounds import one_word
+
+        mcp.add_tool(filler, name="huge", description=one_word(huge_description))
+
     for i in range(extra_tools):  # a listing the size of a big aggregated catalog
         mcp.add_tool(filler, name=f"tool_{i:04d}",
                      description=f"Filler tool {i}: searches the benchmark corpus for `query`, at most `limit` hits.")
@@ -34,8 +40,9 @@ def build_server(extra_tools: int = 0) -> MCPServer:
 def main(argv: list[str] | None = None) -> None:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--tools", type=int, default=0)
+    pre.add_argument("--huge-description", type=int, default=0)
     known, rest = pre.parse_known_args(argv)
-    serve(lambda: build_server(known.tools), "python -m bench.echo_server", __doc__, rest)
+    serve(lambda: build_server(known.tools, known.huge_description), "python -m bench.echo_server", __doc__, rest)
 
 
 if __name__ == "__main__":

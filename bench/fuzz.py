@@ -15,6 +15,9 @@ request-shaped message with a valid JSON-RPC response (an error for malformed on
 when the id cannot be read), must not answer notifications, over HTTP must answer malformed POSTs
 with a 4xx and a JSON-RPC error body, and its RSS must stay bounded. Printed per transport and
 era: messages/s, answers by error code, failures, and the hub's RSS before and after.
+
+Then the bounds round (issue 16, ``bench/fuzz_bounds.py``): 50 MB headers, tool searches for one
+huge word, tool descriptions of millions of letters, each with ``/healthz`` probed and RSS sampled.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import httpx2
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from bench.fuzz_bounds import as_json, render_bounds, rss_mb, run_bounds
 from bench.fuzz_cases import ENVELOPE, ERAS, Case, case, cases, dumps, judge
 from bench.proxy import free_port, kill_leftovers, stop_process, table
 
@@ -70,13 +74,6 @@ class Report:
             self.codes["no answer"] += 1
         if why:
             self.failures.append(f"{c.where}: {why}")
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 # -- stdio ------------------------------------------------------------------------------------------
@@ -188,9 +185,11 @@ async def fuzz_stdio(seed: int, count: int, era: str, tmp: Path, log: TextIO) ->
 
 
 @asynccontextmanager
-async def http_hub(tmp: Path, log: TextIO) -> AsyncIterator[tuple[str, Process]]:
+async def http_hub(tmp: Path, log: TextIO, config: Path | None = None) -> AsyncIterator[tuple[str, Process]]:
+    """``hermes-hub serve`` over ``config`` (default: the echo server alone), once /readyz is 200."""
     port = free_port()
-    proc = await anyio.open_process([sys.executable, "-m", "hermes_hub", "serve", "--config", str(_hub_config(tmp)),
+    config = config or _hub_config(tmp)
+    proc = await anyio.open_process([sys.executable, "-m", "hermes_hub", "serve", "--config", str(config),
                                      "--port", str(port)], cwd=ROOT, env=_env(tmp), stdin=subprocess.DEVNULL,
                                     stdout=log, stderr=log, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
@@ -347,13 +346,19 @@ async def run(quick: bool = False, out: TextIO = sys.stdout, seed: int = 7, mess
                 reports.append(await fuzz(seed, per_era, era, work, log))
                 print(f"  {transport} {era}: {reports[-1].messages} messages, {len(reports[-1].failures)} failures",
                       file=out, flush=True)
+        print("  bounds: oversized headers, huge words, huge descriptions ...", file=out, flush=True)
+        work = Path(tmp) / "bounds"
+        work.mkdir()
+        bounds = await run_bounds(work, log, quick)
     print(render(reports), file=out)
+    print("\nbounds round (issue 16):\n" + render_bounds(bounds), file=out)
     doc = {"benchmark": "fuzz", "seed": seed, "per_era": per_era, "seconds": round(time.perf_counter() - started, 1),
            "reports": [{"transport": r.transport, "era": r.era, "messages": r.messages,
                         "messages_per_s": round(r.messages / r.seconds, 1) if r.seconds else None,
                         "codes": dict(r.codes), "failures": r.failures, "rss_before_mb": round(r.rss_before_mb, 1),
                         "rss_after_mb": round(r.rss_after_mb, 1), "hub_alive": r.hub_alive,
-                        "slowest_s": round(r.slowest[0], 3), "slowest_case": r.slowest[1]} for r in reports]}
+                        "slowest_s": round(r.slowest[0], 3), "slowest_case": r.slowest[1]} for r in reports],
+           "bounds": as_json(bounds)}
     path = RESULTS / "fuzz.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"\nwrote {path} ({doc['seconds']} s)", file=out)

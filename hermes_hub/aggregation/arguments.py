@@ -11,6 +11,8 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from hermes_hub.aggregation.patterns import linear_patterns
+
 log = logging.getLogger("hermes_hub.catalog")
 _FORMATS = FormatChecker()
 QUOTE_CHARS = 60  # of a bad value, quoted back to the model; the rest is summarised by its size
@@ -25,7 +27,7 @@ class ArgumentCheck:
         try:
             cls = validator_for(schema)
             cls.check_schema(schema)
-            self._validator = cls(schema, format_checker=_FORMATS)
+            self._validator = linear_patterns(cls, schema)(schema, format_checker=_FORMATS)
         except SchemaError as e:  # the downstream's problem; forward unchecked rather than refuse
             log.warning("tool %s has an invalid inputSchema (%s); its arguments are not checked", tool_name, e.message)
 

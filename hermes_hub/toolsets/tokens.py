@@ -6,6 +6,10 @@ Counted with OpenAI's o200k_base BPE (the ``bpe-openai`` package ships its vocab
 offline); where that package cannot load, with a calibrated estimate: 3.7 characters a token,
 the ratio o200k_base gives the JSON of ~70 real tools' definitions (tests/fixtures/tool_queries.py's
 catalog). Other vendors' tokenizers differ by some percent; the ratios between endpoints hold.
+
+A text past ``MAX_COUNTED_CHARS`` (a downstream description of megabytes) is counted on its first
+``MAX_COUNTED_CHARS`` characters and the rest extrapolated at the same rate: exact for any real
+tool, cheap for a huge one (bpe-openai refuses a text of a million characters outright).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_hub.toolsets")
 CHARS_PER_TOKEN = 3.7  # o200k_base on tool definitions' JSON, measured on the interop catalog
+MAX_COUNTED_CHARS = 100_000  # counted exactly (~10 ms); a longer text's rest is extrapolated
 
 
 @lru_cache(maxsize=1)
@@ -38,8 +43,23 @@ def tokenizer() -> tuple[str, Callable[[str], int]]:
     except Exception as e:  # noqa: BLE001 - not installed, or no wheel for this platform
         log.info("token counts are estimates (%s); pip install bpe-openai for exact o200k_base counts", e)
         return (f"estimate ({CHARS_PER_TOKEN} characters a token, calibrated against o200k_base)",
-                lambda text: round(len(text) / CHARS_PER_TOKEN))
-    return "o200k_base (bpe-openai, offline)", lambda text: len(encoding.encode(text))
+                _estimate)
+    return "o200k_base (bpe-openai, offline)", lambda text: _bounded(text, lambda part: len(encoding.encode(part)))
+
+
+def _estimate(text: str) -> int:
+    return round(len(text) / CHARS_PER_TOKEN)
+
+
+def _bounded(text: str, count: Callable[[str], int]) -> int:
+    """``count(text)``, on the head of a text past ``MAX_COUNTED_CHARS`` scaled to its length; the
+    estimate where the tokenizer refuses the text (it has limits of its own)."""
+    head = text[:MAX_COUNTED_CHARS]
+    try:
+        n = count(head)
+    except Exception:  # noqa: BLE001 - e.g. bpe-openai's TokenLimitError: a count, not a failure
+        return _estimate(text)
+    return n if len(head) == len(text) else round(n * len(text) / max(len(head), 1))
 
 
 def tool_json(tool: types.Tool) -> str:

@@ -4,11 +4,21 @@ away (a letter missing, extra, wrong, or two swapped) is found by a few dictiona
 
     typos = Typos(["remind", "calendar"])
     typos.near("remnd")  -> ["remind"]
+
+A word has as many deletions as letters, each nearly as long as the word, so filing or correcting
+one costs its length squared: words past ``MAX_LENGTH`` are neither filed nor corrected (no real
+word is that long, and one random 60,000-letter word once cost 3.5 GB).
 """
 
 from __future__ import annotations
 
 MIN_LENGTH = 5  # shorter words are one edit away from too many others ("note" / "node" / "notes")
+MAX_LENGTH = 40  # longer than any English word; at most 40 deletions of 39 letters each
+
+
+def _plain(word: str, shortest: int) -> bool:
+    """A word worth filing or correcting: ASCII letters only, of a length whose deletions are cheap."""
+    return shortest <= len(word) <= MAX_LENGTH and word.isascii() and word.isalpha()
 
 
 def _deletions(word: str) -> set[str]:
@@ -37,7 +47,7 @@ class Typos:
 
     def add(self, words: list[str]) -> None:
         for w in words:
-            if w in self._known or len(w) < MIN_LENGTH - 1 or not w.isascii() or not w.isalpha():
+            if w in self._known or not _plain(w, MIN_LENGTH - 1):
                 continue
             self._known.add(w)
             for key in _deletions(w) | {w}:
@@ -47,8 +57,8 @@ class Typos:
         return word in self._known
 
     def near(self, word: str) -> list[str]:
-        """The known words one edit from ``word`` (none if it is known, short, or not a plain word)."""
-        if word in self._known or len(word) < MIN_LENGTH or not word.isascii() or not word.isalpha():
+        """The known words one edit from ``word`` (none if it is known, short, long, or not a plain word)."""
+        if word in self._known or not _plain(word, MIN_LENGTH):
             return []
         found: set[str] = set()
         for key in _deletions(word) | {word}:

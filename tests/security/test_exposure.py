@@ -15,6 +15,7 @@ import anyio
 import httpx2
 import pytest
 
+from bench.fuzz_bounds import raw_head
 from hermes_hub.config import load_config
 from hermes_hub.upstream.exposure import Exposure
 from tests.support import PROJECT, Served, serve_process, toy
@@ -132,31 +133,6 @@ async def test_names_in_hub_allowed_hosts_are_answered_and_others_still_refused(
                 other = await http.post(served.url, json=INIT, headers={**HEADERS, "Host": "other.example"})
     assert proxied.status_code == 200 and page.status_code == 200
     assert other.status_code == 421
-
-
-async def raw_head(port: int, size: int, chunk: int = 64 * 1024) -> tuple[bytes, int, float]:
-    """Send a POST whose one header is ``size`` bytes, reading meanwhile: (answer, bytes sent, seconds)."""
-    started, sent, answer = time.monotonic(), 0, bytearray()
-    async with await anyio.connect_tcp("127.0.0.1", port) as sock:
-        async def send() -> None:
-            nonlocal sent
-            await sock.send(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Filler: ".encode())
-            try:
-                while sent < size:
-                    await sock.send(b"a" * chunk)
-                    sent += chunk
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass  # the hub stopped reading: what it answered is read below
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(send)
-            try:
-                while True:
-                    answer += await sock.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
-                pass
-            tg.cancel_scope.cancel()
-    return bytes(answer), sent, time.monotonic() - started
 
 
 async def healthz_latencies(url: str, until: anyio.Event) -> list[float]:
