@@ -47,8 +47,7 @@ def _setup_logging(verbose: bool, default: int = logging.WARNING) -> None:
 
 def _fail(message: str, code: int = 1, hint_from: str | None = None) -> None:
     """Exit with ``message``; a hub error's message (or ``hint_from``) may get a terminal hint after it."""
-    message = for_terminal(message)
-    click.echo(f"error: {message}", err=True)
+    click.echo(f"error: {(message := for_terminal(message))}", err=True)
     if "`hermes-hub " not in message and (hint := cli_hint(message if hint_from is None else hint_from)):
         click.echo(f"hint: {hint}", err=True)
     sys.exit(code)
@@ -197,11 +196,10 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     if (refusal := exposure.refusal()) is not None:
         _fail(refusal.replace("hub.json", config), 2)
     try:  # bound before we say we serve: a taken port is one sentence naming --port and hub.port
-        sock = listener.bind(host, port, config)
+        sock, port = listener.bind(host, port, config)
     except listener.CannotListen as e:
         _fail(str(e), 2)
-    log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, sock.getsockname()[1],
-             exposure.summary())
+    log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, port, exposure.summary())
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
     listener.run(build_app(hub, exposure), sock, http=BoundedHead,
@@ -233,14 +231,11 @@ def check(config: str | None, config_opt: str, no_start: bool) -> None:
     rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
             for n, s in cfg.mcp_servers.items()]
     click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
-    from hermes_hub import checks
+    from hermes_hub import checks, startup
 
     problems, (agent_problems, agent_warnings) = checks.unstartable(cfg), checks.agent_problems(cfg)
     if not no_start:  # a command that resolves may still not start (a Python without its packages)
-        from hermes_hub import startup
-
-        failed = anyio.run(startup.failures, path, cfg, startup.startable(cfg, problems))
-        problems += [startup.problem(name, why, path) for name, why in failed.items()]
+        problems += startup.problems(path, cfg, problems)
     for warning in agent_warnings:
         click.echo(f"warning: {warning}", err=True)
     for problem in problems + agent_problems:

@@ -36,6 +36,12 @@ async def failures(path: str, cfg: HubConfig, names: Iterable[str]) -> dict[str,
     return {name: found[name] for name in names if name in found}
 
 
+def problems(path: str, cfg: HubConfig, static: list[str]) -> list[str]:
+    """``check``'s lines for the enabled servers that ``static`` problems left standing but that do not start."""
+    failed = anyio.run(failures, path, cfg, startable(cfg, static))
+    return [problem(name, why, path) for name, why in failed.items()]
+
+
 def startable(cfg: HubConfig, problems: Iterable[str]) -> list[str]:
     """The enabled servers that no static problem (``checks.unstartable``) already rules out."""
     ruled_out = {p.split(":", 1)[0].rsplit(".", 1)[0] for p in problems}  # "mcpServers.NAME.command: ..."

@@ -21,8 +21,9 @@ class CannotListen(HubError):
     """The address or port cannot be listened on; the message says which option picks another."""
 
 
-def bind(host: str, port: int, source: str = "hub.json") -> socket.socket:
-    """A TCP socket bound to ``host:port`` (an IPv6 literal gets an IPv6 socket), or CannotListen."""
+def bind(host: str, port: int, source: str = "hub.json") -> tuple[socket.socket, int]:
+    """A TCP socket bound to ``host:port`` (an IPv6 literal gets an IPv6 socket) and its port (the one the
+    system chose, for port 0), or CannotListen."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a port in TIME_WAIT is free
     try:
@@ -30,7 +31,7 @@ def bind(host: str, port: int, source: str = "hub.json") -> socket.socket:
     except OSError as e:
         sock.close()
         raise CannotListen(_why(host, port, e, source)) from None
-    return sock
+    return sock, sock.getsockname()[1]
 
 
 def _why(host: str, port: int, e: OSError, source: str) -> str:
