@@ -2,6 +2,8 @@
 # Both create what they need (the .venv, the npm tools for interop tests) on first use.
 
 PYTHON ?= python3
+# `make serve PORT=8601` when 8600 is taken (default: hub.port in hub.json)
+PORT   ?=
 VENV   := .venv
 BIN    := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
@@ -19,7 +21,7 @@ interop/.installed: interop/package.json interop/package-lock.json interop/requi
 	touch $@
 
 serve: $(VENV)/.installed
-	$(BIN)/hermes-hub serve --config hub.json
+	$(BIN)/hermes-hub serve --config hub.json $(if $(PORT),--port $(PORT))
 
 serve-stdio: $(VENV)/.installed
 	$(BIN)/hermes-hub serve --stdio --config hub.json

@@ -76,7 +76,7 @@ def unstartable(cfg: HubConfig) -> list[str]:
                             f"{server.config_file}); create it or fix the path")
             continue
         try:
-            resolve_command(server.command, get_default_environment() | server.env, cwd)
+            resolve_command(server.command, get_default_environment() | server.env, cwd, server.args)
         except CommandNotFound as e:
             where = f"in {cwd}" if cwd is not None else f"in {Path.cwd()}, where the hub is started"
             fix = (f"a relative path is looked up {where}; fix the path" if "/" in server.command else

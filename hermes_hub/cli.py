@@ -21,7 +21,7 @@ import click
 from hermes_hub import tables
 from hermes_hub.admin_cli import audit_cmd, token, traces_cmd
 from hermes_hub.chat_cli import chat_cmd
-from hermes_hub.errors import ConfigError, HubError, cli_hint
+from hermes_hub.errors import ConfigError, HubError, cli_hint, for_terminal
 from hermes_hub.install_cli import import_cmd, install
 from hermes_hub.memory_cli import memory
 from hermes_hub.storage_cli import storage
@@ -47,8 +47,8 @@ def _setup_logging(verbose: bool, default: int = logging.WARNING) -> None:
 
 def _fail(message: str, code: int = 1, hint_from: str | None = None) -> None:
     """Exit with ``message``; a hub error's message (or ``hint_from``) may get a terminal hint after it."""
-    click.echo(f"error: {message}", err=True)
-    if hint := cli_hint(message if hint_from is None else hint_from):
+    click.echo(f"error: {(message := for_terminal(message))}", err=True)
+    if "`hermes-hub " not in message and (hint := cli_hint(message if hint_from is None else hint_from)):
         click.echo(f"hint: {hint}", err=True)
     sys.exit(code)
 
@@ -185,8 +185,7 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     if toolset is not None:
         _fail(f"--toolset is for --stdio; over HTTP every toolset is served at /mcp/<name> "
               f"(here /mcp/{toolset})", 2)
-    import uvicorn
-
+    from hermes_hub.upstream import listener
     from hermes_hub.upstream.app import build_app
     from hermes_hub.upstream.exposure import Exposure
     from hermes_hub.upstream.http11 import BoundedHead
@@ -196,12 +195,16 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     exposure = Exposure.decide(cfg, host, anyio.run(_has_tokens, cfg))  # once: it never changes while serving
     if (refusal := exposure.refusal()) is not None:
         _fail(refusal.replace("hub.json", config), 2)
+    try:  # bound before we say we serve: a taken port is one sentence naming --port and hub.port
+        sock, port = listener.bind(host, port, config)
+    except listener.CannotListen as e:
+        _fail(str(e), 2)
     log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, port, exposure.summary())
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
-    uvicorn.run(build_app(hub, exposure), host=host, port=port, http=BoundedHead,
-                proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
-                log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
+    listener.run(build_app(hub, exposure), sock, http=BoundedHead,
+                 proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
+                 log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
 
 
 async def _has_tokens(cfg: HubConfig) -> bool:
@@ -215,8 +218,9 @@ async def _has_tokens(cfg: HubConfig) -> bool:
 @main.command()
 @click.argument("config", required=False)
 @click.option("--config", "config_opt", default="hub.json", show_default=True)
-def check(config: str | None, config_opt: str) -> None:
-    """Validate a hub.json; every problem names its key path."""
+@click.option("--no-start", is_flag=True, help="check the file only: do not start the stdio servers")
+def check(config: str | None, config_opt: str, no_start: bool) -> None:
+    """Validate a hub.json and start each enabled stdio server once; every problem names its key path."""
     path = config or config_opt
     try:
         cfg = load_config(path)
@@ -227,9 +231,11 @@ def check(config: str | None, config_opt: str) -> None:
     rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
             for n, s in cfg.mcp_servers.items()]
     click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
-    from hermes_hub import checks
+    from hermes_hub import checks, startup
 
     problems, (agent_problems, agent_warnings) = checks.unstartable(cfg), checks.agent_problems(cfg)
+    if not no_start:  # a command that resolves may still not start (a Python without its packages)
+        problems += startup.problems(path, cfg, problems)
     for warning in agent_warnings:
         click.echo(f"warning: {warning}", err=True)
     for problem in problems + agent_problems:

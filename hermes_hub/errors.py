@@ -15,7 +15,8 @@ Failures the *model* should read (bad arguments, a tool that failed) are not rai
 returned as tool results with ``isError`` set. These exceptions are for the operator and the host.
 
 Messages reach hosts and models through MCP, so their advice is what those can do (call tools/list,
-call hermes_hub_status, retry); the command line adds what a person can run (``cli_hint``).
+call hermes_hub_status, retry); the command line rewords that advice as commands to type
+(``for_terminal``) or adds them (``cli_hint``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,22 @@ _CLI_HINTS = [
 def cli_hint(message: str) -> str | None:
     """The terminal command that helps with an error ``message`` from the hub, if there is one."""
     return next((hint for pattern, hint in _CLI_HINTS if pattern.search(message)), None)
+
+
+# A host's advice, reworded for a person at a terminal: the command to type, not the protocol method.
+_FOR_TERMINAL = [
+    ("call tools/list for the current names", "`hermes-hub tools` lists the current names"),
+    ("call prompts/list for the current names", "`hermes-hub prompts` lists the current names"),
+    ("call resources/list and resources/templates/list for the current URIs",
+     "`hermes-hub resources` lists the current URIs"),
+]
+
+
+def for_terminal(message: str) -> str:
+    """``message`` (written for hosts and models) with its protocol advice replaced by commands to type."""
+    for host_words, terminal_words in _FOR_TERMINAL:
+        message = message.replace(host_words, terminal_words)
+    return message
 
 
 class ConfigError(HubError):

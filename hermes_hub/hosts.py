@@ -111,16 +111,23 @@ def hub_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "hermes_hub"]
 
 
-def hub_entry(config: Path, *, typed: bool, env: Any = None) -> dict[str, Any]:
-    """The stdio entry that runs the hub of ``config``. Its PATH puts this Python's folder first, so demo
-    servers' ``"command": "python"`` find it (hosts start servers with a bare PATH)."""
-    env = os.environ if env is None else env
+# What a host's servers find on PATH besides this installation's bin: the system's standard folders (and
+# Homebrew's on macOS), never the PATH of whoever ran `install`, which is theirs and would be copied for good.
+STANDARD_PATH = {"darwin": ["/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin"],
+                 "win32": [r"C:\Windows\System32", r"C:\Windows"],
+                 "linux": ["/usr/local/bin", "/usr/bin", "/bin"]}
+
+
+def hub_entry(config: Path, *, typed: bool, platform: str | None = None) -> dict[str, Any]:
+    """The stdio entry that runs the hub of ``config``. Hosts start servers with a bare PATH; the entry's is
+    this Python's folder (the venv's bin) then the standard folders, as the README's example shows."""
     command, *prefix = hub_command()
-    folders = [str(Path(sys.executable).parent)] + (env.get("PATH") or os.defpath).split(os.pathsep)
-    path = os.pathsep.join(dict.fromkeys(f for f in folders if f))
+    platform = platform or sys.platform
+    folders = [str(Path(sys.executable).parent), *STANDARD_PATH.get(platform, STANDARD_PATH["linux"])]
+    separator = ";" if platform == "win32" else ":"
     entry: dict[str, Any] = {"type": "stdio"} if typed else {}
     entry.update(command=command, args=[*prefix, "serve", "--stdio", "--config", str(config.resolve())],
-                 env={"PATH": path})
+                 env={"PATH": separator.join(dict.fromkeys(folders))})
     return entry
 
 

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hermes_hub.cli import main
-from tests.support import BUILTIN_TOOLS, demo, free_port, served_hub, toy
+from tests.support import BUILTIN_TOOLS, PROJECT, demo, free_port, served_hub, toy
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -113,10 +113,10 @@ def test_check_lists_each_server_and_says_the_config_is_ok(tmp_path):
 
 def test_check_reports_each_enabled_server_that_cannot_start_as_the_hub_would_resolve_it(tmp_path):
     (tmp_path / "servers").mkdir()
-    (tmp_path / "servers" / "run.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "servers" / "run.sh").write_text(f"#!/bin/sh\nexec {PYTHON} -m tests.fixtures.toy_server\n")
     (tmp_path / "servers" / "run.sh").chmod(0o755)
     path = write_config(tmp_path / "my-hub.json", {
-        "ok": {"command": "./run.sh", "cwd": "servers"},  # relative to cwd, which is relative to the file
+        "ok": {"command": "./run.sh", "cwd": "servers", "env": {"PYTHONPATH": str(PROJECT)}},  # cwd: from the file
         "typo": {"command": "no-such-mcp-server-binary"},
         "moved": {"command": "./run.sh", "cwd": "gone"},
         "off": {"command": "no-such-mcp-server-binary", "disabled": True},
@@ -319,14 +319,23 @@ def test_call_with_args_that_are_not_json_exits_2_with_an_example_before_startin
     assert not_object.stderr == "error: --args must be a JSON object, e.g. --args '{\"query\": \"milk\"}'\n"
 
 
-def test_call_of_an_unknown_tool_exits_1_and_says_where_to_find_the_names(notes_config):
+def test_call_of_an_unknown_tool_exits_1_and_says_the_command_that_lists_the_names(notes_config):
     result = invoke("call", "notes_nope", "--config", notes_config)
 
     assert result.exit_code == 1
     assert result.stdout == ""
-    assert result.stderr == ("error: unknown tool 'notes_nope'; call tools/list for the current names "
-                             "(each is prefixed by its server) (code -32602)\n"
-                             "hint: list the tools with `hermes-hub tools`\n")
+    assert result.stderr == ("error: unknown tool 'notes_nope'; `hermes-hub tools` lists the current names "
+                             "(each is prefixed by its server) (code -32602)\n")
+
+
+def test_call_of_a_misspelt_or_unprefixed_tool_says_which_one_was_meant(notes_config):
+    typo = invoke("call", "notes_serch_notes", "--config", notes_config)
+    bare = invoke("call", "create_note", "--config", notes_config)
+
+    assert (typo.exit_code, bare.exit_code) == (1, 1)
+    assert typo.stderr == ("error: unknown tool 'notes_serch_notes'; did you mean 'notes_search_notes'? "
+                           "`hermes-hub tools` lists the current names (each is prefixed by its server) (code -32602)\n")
+    assert bare.stderr.startswith("error: unknown tool 'create_note'; did you mean 'notes_create_note'? ")
 
 
 # -- resources, read, prompts, prompt ---------------------------------------------------------------------

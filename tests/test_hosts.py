@@ -72,6 +72,24 @@ def test_install_writes_the_hub_entry_at_the_hosts_place_keeping_everything_else
     assert json.loads(path.read_text()) == doc and len(backups(path)) == 1
 
 
+def test_install_writes_the_venvs_bin_and_the_standard_folders_as_path_never_the_callers_path(home, monkeypatch):
+    monkeypatch.setenv("PATH", f"/home/someone/secret-tools:{os.environ['PATH']}")
+
+    code, _, err = hermes("install", "claude-desktop")
+
+    assert code == 0, err
+    entry = json.loads((home / WHERE["claude-desktop"][0]).read_text())["mcpServers"]["hermes"]
+    assert entry["env"] == {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}  # as the README
+
+
+def test_on_macos_the_entrys_path_has_homebrews_bin_too():
+    from hermes_hub.hosts import hub_entry
+
+    entry = hub_entry(Path("hub.json"), typed=False, platform="darwin")
+
+    assert entry["env"]["PATH"] == f"{Path(sys.executable).parent}:/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin"
+
+
 def test_install_creates_a_missing_config_file_and_its_folders(home):
     code, _, err = hermes("install", "claude-desktop", "--name", "hub")
     path = home / WHERE["claude-desktop"][0]

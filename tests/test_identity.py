@@ -93,12 +93,17 @@ async def test_roles_hide_servers_and_tools_and_admin_only_builtins(two_users):
             with pytest.raises(MCPError) as refused:
                 await alice.call_tool("secret_echo", {"text": "hi"})
             allowed = await admin.call_tool("secret_echo", {"text": "hi"})
+            with pytest.raises(MCPError) as alice_typo:  # "did you mean" offers only what the caller may use
+                await alice.call_tool("secret_ech", {"text": "hi"})
+            with pytest.raises(MCPError) as admin_typo:
+                await admin.call_tool("secret_ech", {"text": "hi"})
     assert "toy_echo" in user_tools and "toy_big" not in user_tools
     assert not any(t.startswith("secret_") for t in user_tools)
     assert "hermes_hub_reload" not in user_tools and "hermes_hub_reload" in admin_tools
     assert {"toy_big", "secret_echo", "hermes_hub_reload"} <= admin_tools
     assert "unknown tool 'secret_echo'" in refused.value.message
     assert allowed.content[0].text == "hi"
+    assert "secret_echo" not in alice_typo.value.message and "did you mean 'secret_echo'" in admin_typo.value.message
 
 
 async def test_a_server_limited_to_a_role_hides_its_prompts_and_resources_from_others(two_users):

@@ -24,6 +24,7 @@ from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
 from hermes_hub.aggregation.retry import RetryPolicy
+from hermes_hub.aggregation.suggestions import did_you_mean
 from hermes_hub.aggregation.truncation import fit_result, rough_size
 from hermes_hub.call import CallContext, Identity, require, require_identity
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
@@ -245,7 +246,9 @@ class Catalog:
                 outcome.refused(str(waiting) if waiting else "unknown tool")
                 if waiting:
                     return error_result(str(waiting))
-                raise UnknownName("tool", name, "call tools/list for the current names (each is prefixed by its server)")
+                visible = [t.name for t in self.list_tools(ctx.caller) if ctx.in_scope is None or ctx.in_scope(t.name)]
+                raise UnknownName("tool", name, f"{did_you_mean(name, visible)}call tools/list for the current names "
+                                                f"(each is prefixed by its server)")
             result = await self._forward(entry, name, arguments or {}, ctx)
             if isinstance(result, types.CallToolResult):
                 outcome.result_size = rough_size(result)

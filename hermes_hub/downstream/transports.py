@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +32,7 @@ from mcp.shared.message import SessionMessage
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.http_status import StatusAware
+from hermes_hub.downstream.interpreter import bundled_demo
 
 log = logging.getLogger("hermes_hub.downstream")
 
@@ -130,8 +131,11 @@ class _EndWatch:
         return getattr(self._stream, name)
 
 
-def resolve_command(command: str, env: dict[str, str], cwd: Path | None) -> str:
-    """``command`` as an executable path, or CommandNotFound naming what was searched."""
+def resolve_command(command: str, env: dict[str, str], cwd: Path | None, args: Sequence[str] = ()) -> str:
+    """``command`` as an executable path, or CommandNotFound naming what was searched. A bundled demo
+    server's ``python`` is the hub's own interpreter (see ``interpreter``)."""
+    if own := bundled_demo(command, args, cwd):
+        return own
     if os.sep in command:
         path = (cwd / command) if cwd and not os.path.isabs(command) else Path(command)
         if path.is_file() and os.access(path, os.X_OK):
@@ -150,7 +154,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
     cwd = (base_dir / cfg.cwd) if cfg.cwd else None
     if cwd and not cwd.is_dir():
         raise CommandNotFound(f"cwd '{cwd}' is not a directory", key="cwd")
-    command = resolve_command(cfg.command, env, cwd)
+    command = resolve_command(cfg.command, env, cwd, cfg.args)
     process = await anyio.open_process(
         [*_DIE_WITH_HUB, command, *cfg.args],
         env=env,

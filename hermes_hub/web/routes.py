@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -38,6 +40,8 @@ POLL_SECONDS = 2
 Endpoint = Callable[[Request], Awaitable[Response]]
 _env = Environment(loader=PackageLoader("hermes_hub.web", "templates"), autoescape=select_autoescape(["html"]))
 _env.globals.update(sparkline=sparkline, outcomes=view.OUTCOMES, poll_ms=POLL_SECONDS * 1000)
+_env.filters["wbr"] = lambda name: Markup("<wbr>").join(  # a name may break after _ or -, never mid-word
+    re.split(r"(?<=[_\-])", str(escape(name))))
 _env.filters["duration"] = lambda s: (f"{s:.0f}s" if s < 120 else f"{s / 60:.0f} min" if s < 7200
                                       else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days")
 
@@ -63,6 +67,11 @@ def _limited(endpoint: Endpoint, *, html: bool) -> Endpoint:
                 return response
             return JSONResponse({"error": "too_many_requests", "error_description": e.sentence}, 429, headers)
     return guarded
+
+
+async def _icon(request: Request) -> Response:
+    return FileResponse(Path(__file__).parent / "static" / "favicon.ico", media_type="image/x-icon",
+                        headers={"Cache-Control": "max-age=86400"})
 
 
 def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None) -> list[BaseRoute]:
@@ -190,4 +199,5 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         Route("/status/servers/{name}/restart", _limited(restart, html=False), methods=["POST"]),
         Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
         Mount("/status/static", StaticFiles(directory=static), name="static"),
+        Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
     ]

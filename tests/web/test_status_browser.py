@@ -149,3 +149,55 @@ async def test_actions_need_an_admin_and_the_csrf_token(tmp_path):
             while await admin.locator("#server-beta").get_attribute("data-restarts") != "1":
                 await anyio.sleep(0.2)  # poll interval; bounded above
         await admin.wait_for_selector("#server-beta.green", timeout=SECONDS)
+
+
+BREAKS = """() => [...document.querySelectorAll("code.name")].map((el) => {
+  // Each character's line (the top of its box); a line that starts higher than the one before is a break.
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const chars = [];
+  for (let node; (node = walker.nextNode());) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      chars.push([node.data[i], Math.round(range.getBoundingClientRect().top)]);
+    }
+  }
+  return chars.slice(1).flatMap(([, top], i) => (top > chars[i][1] ? [chars[i][0]] : []));
+})"""
+
+
+async def test_at_390px_nothing_scrolls_sideways_names_wrap_after_underscores_and_the_filter_is_by_the_calls(
+        tmp_path):
+    prefix = "alpha_with_a_long_prefix_that_has_to_wrap"
+    config = hub_config(tokens=False)
+    config["mcpServers"]["alpha"]["prefix"] = prefix
+    async with serve_process(config, tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        with anyio.fail_after(60):
+            for text in ("hi", "a longer text"):
+                await cli(served, "call", f"{prefix}_echo", "--args", f'{{"text": "{text}"}}', "--url", served.url)
+        page = await chromium.new_page(viewport={"width": 390, "height": 844})
+        await page.goto(f"{url}/status")
+        await page.locator("#server-alpha summary").click()
+        await page.wait_for_selector("table.calls code.name", timeout=SECONDS)
+
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert await page.evaluate("[...document.querySelectorAll('.scroll')].every(s => s.scrollWidth <= "
+                                   "s.clientWidth)")
+        breaks = await page.evaluate(BREAKS)  # per tool name, the character before each line break
+        assert any(breaks), "the long names should wrap at 390 px"
+        assert {c for b in breaks for c in b} <= {"_", "-"}  # never inside a word
+        form = await page.locator("#filters").bounding_box()
+        table = await page.locator("table.calls").bounding_box()
+        assert await page.locator("section[aria-labelledby=h-calls] #filters").count() == 1
+        assert 0 <= table["y"] - (form["y"] + form["height"]) < 40  # right above the table it filters
+
+        await page.fill("#filters input[name=tool]", "alpha")  # an update keeps what is being typed
+        await page.evaluate("() => { document.getElementById('h-servers').dataset.old = '1'; }")
+        await page.wait_for_function("() => !document.querySelector('#h-servers[data-old]')", timeout=SECONDS)
+        assert await page.input_value("#filters input[name=tool]") == "alpha"
+
+        async with httpx2.AsyncClient(timeout=10) as http:
+            icon = await http.get(f"{url}/favicon.ico")
+        assert icon.status_code == 200 and icon.headers["content-type"] == "image/x-icon"
+        assert icon.content[:4] == b"\0\0\1\0"  # an ICO, shipped in the package

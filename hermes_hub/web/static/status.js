@@ -14,7 +14,19 @@
       if (!response.ok) throw new Error("HTTP " + response.status);
       const html = await response.text();
       const open = new Set([...live.querySelectorAll("details[open]")].map((d) => d.dataset.key));
+      // The filter form sits beside the calls table, inside the part that is swapped: keep the person's own
+      // form (what they are typing, where the caret is) in place of the fresh copy.
+      const form = document.getElementById("filters");
+      const typing = form && form.contains(document.activeElement) ? document.activeElement : null;
+      const caret = typing && typing.selectionStart != null ? [typing.selectionStart, typing.selectionEnd] : null;
       live.innerHTML = html;
+      const fresh = document.getElementById("filters");
+      if (form && fresh) {
+        const names = fresh.querySelector("datalist");  // the tool names that exist now
+        fresh.replaceWith(form);
+        if (names) form.querySelector("datalist").replaceWith(names);
+      }
+      if (typing) { typing.focus(); if (caret) typing.setSelectionRange(caret[0], caret[1]); }
       live.querySelectorAll("details").forEach((d) => { if (open.has(d.dataset.key)) d.open = true; });
       state.textContent = "live";
       state.classList.remove("offline");
