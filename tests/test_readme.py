@@ -123,7 +123,7 @@ def console_examples() -> list[tuple[str, list[tuple[str, list[str]]]]]:
                 command, *expected = chunk.rstrip("\n").split("\n")
                 session.append((command, expected))
             more = f" (+{len(session) - 1} more)" if len(session) > 1 else ""
-            first = session[0][0] if len(session[0][0]) <= 60 else session[0][0][:59] + "…"
+            first = session[0][0] if len(session[0][0]) <= 60 else session[0][0][:57] + "..."
             out.append((f"{name(page)}:{line} $ {first}{more}", session))
     return out
 
