@@ -7,6 +7,7 @@ PyPI) started once per test session on a Unix socket, and a fresh database per t
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import tempfile
@@ -19,9 +20,13 @@ import asyncpg
 def start() -> Any:
     """A new server in a folder of its own (not under pytest's 0700 basetemp: run as root, the server
     runs as its own system user, which must reach the folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="hermes-pg-"))
+    # pgserver keeps its lock file in the user's runtime folder; without XDG_RUNTIME_DIR (containers, CI)
+    # platformdirs warns and falls back to /tmp/runtime-<uid>. Give it this server's folder instead.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(folder))
     import pgserver  # imported here: only tests that ask for PostgreSQL pay for it
 
-    return pgserver.get_server(Path(tempfile.mkdtemp(prefix="hermes-pg-")) / "data", cleanup_mode="delete")
+    return pgserver.get_server(folder / "data", cleanup_mode="delete")
 
 
 def stop(server: Any) -> None:

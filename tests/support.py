@@ -7,16 +7,17 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
 
 PROJECT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 
 
 def demo(module: str, data: Path, **extra: Any) -> dict[str, Any]:
@@ -73,31 +74,54 @@ def process(argv: list[str], log: Path, env: dict[str, str] | None = None) -> It
             proc.wait()
 
 
+async def until(check: Callable[[], Awaitable[T]], timeout: float | None = 30, every: float = 0.05) -> T:
+    """Call ``check()`` every ``every`` seconds until it returns something true, and return that; fail after
+    ``timeout`` seconds (None: the caller bounds it). Only for states in another process (a served hub, a
+    child, a file): a hub in the test's own process has waits of its own (``pool.wait_for``,
+    ``memories.wait_idle``, ``summaries.wait_idle``).
+
+        async def listed() -> bool:
+            return "notes_create_note" in await tool_names(host)
+
+        await until(listed, timeout=10)
+    """
+    with anyio.fail_after(timeout):
+        while not (value := await check()):
+            await anyio.sleep(every)  # poll interval only; bounded above
+        return value
+
+
 async def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, status: int = 200) -> httpx2.Response:
     """Poll ``url`` until it answers ``status``; the caller bounds this with ``fail_after``."""
     async with httpx2.AsyncClient(timeout=2) as http:
-        while True:
+        async def answered() -> httpx2.Response | None:
             assert proc.poll() is None, f"process exited with {proc.returncode}:\n{log.read_text()}"
             try:
                 r = await http.get(url)
-                if r.status_code == status:
-                    return r
             except httpx2.TransportError:
-                pass
-            await anyio.sleep(0.05)  # poll interval only; bounded by the caller
+                return None
+            return r if r.status_code == status else None
+
+        return await until(answered, timeout=None)
 
 
 async def wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
     """Poll until something listens on ``port``; the caller bounds this with ``fail_after``."""
-    while True:
+    async def listening() -> bool:
         assert proc.poll() is None, f"process exited with {proc.returncode}:\n{log.read_text()}"
         try:
             stream = await anyio.connect_tcp("127.0.0.1", port)
         except OSError:
-            await anyio.sleep(0.05)  # poll interval only; bounded by the caller
-        else:
-            await stream.aclose()
-            return
+            return False
+        await stream.aclose()
+        return True
+
+    await until(listening, timeout=None)
+
+
+async def tool_names(host: Any) -> set[str]:
+    """The names ``host`` (an MCP ``Client``) lists now."""
+    return {t.name for t in (await host.list_tools()).tools}
 
 
 @dataclass(frozen=True)

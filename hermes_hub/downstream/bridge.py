@@ -50,7 +50,7 @@ class _Pending:
         self.answers[key] = send
         self.questions.append((key, request))
         self.wake.set()
-        async with receive:
+        with send, receive:  # closed however the wait ends; an answer arriving later is dropped
             return await receive.receive()
 
     def context(self, pid: str) -> CallContext:

@@ -249,6 +249,13 @@ class Memories:
             pending["extraction"] = jobs.get("unscheduled", 0) + jobs.get("pending", 0) + jobs.get("running", 0)
         return out
 
+    async def wait_idle(self) -> None:
+        """Return once extraction, then indexing, has caught up with everything written before the call
+        (extraction writes memories, which indexing then embeds). Callers bound it."""
+        if self.extractor is not None:
+            await self.extractor.wait_idle()
+        await self.indexer.wait_idle()
+
     # -- background -------------------------------------------------------------------------------
 
     async def _archive_loop(self) -> None:

@@ -38,8 +38,8 @@ async def test_messages_past_the_window_are_folded_into_the_summary_that_the_nex
             sid = first["session_id"]
             for n in (2, 3):
                 await host.call_tool("hermes_agent_run", {"task": f"turn {n}", "session_id": sid})
-            while not (session := await _session(host, sid))["summary"]:  # the hub's worker folds in the background
-                await anyio.sleep(0.05)
+            await hub.summaries.wait_idle()  # the hub's worker folds in the background
+            session = await _session(host, sid)
             last = (await host.call_tool("hermes_agent_run", {"task": "turn 4", "session_id": sid})).structured_content
             trace = (await host.call_tool("hermes_trace_get", {"run_id": last["run_id"]})).structured_content
     assert "flight LH 1234 on 2027-03-04" in session["summary"]
@@ -56,8 +56,8 @@ async def test_a_fold_the_model_cannot_write_stays_queued_and_the_session_is_unt
             sid = (await host.call_tool("hermes_agent_run", {"task": "turn 1"})).structured_content["session_id"]
             for n in (2, 3):
                 await host.call_tool("hermes_agent_run", {"task": f"turn {n}", "session_id": sid})
-            while (report := await hub.report(hub.local))["summaries"]["error"] is None:  # the worker's attempt failed
-                await anyio.sleep(0.05)
+            await hub.summaries.wait_idle()  # the worker's attempt failed; the job waits for its retry
+            report = await hub.report(hub.local)
             session = await _session(host, sid)
     assert session["summary"] == "" and session["message_count"] == 6
     assert report["summaries"]["queue"] == {"pending": 1}

@@ -24,10 +24,9 @@ async def call(host: Client, tool: str, args: dict[str, Any] | None = None) -> A
 
 
 async def indexed(hub: Hub) -> None:
-    """Wait until the background indexer has caught up (what status reports as pending)."""
+    """Wait until the background indexer has caught up with everything written so far."""
     with anyio.fail_after(120):
-        while any((await hub.memories.indexer.pending()).values()):
-            await anyio.sleep(0.05)
+        await hub.memories.indexer.wait_idle()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
