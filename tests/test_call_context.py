@@ -126,8 +126,7 @@ async def test_a_restart_while_a_bridged_call_waits_for_the_host_ends_it_with_a_
         async def on_elicit(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
             os.kill(old_pid, signal.SIGKILL)  # the server dies while the person is answering
             with anyio.fail_after(15):
-                while conn.link.pid == old_pid:
-                    await anyio.sleep(0.02)
+                await hub.pool.wait_for(lambda: conn.ready and conn.link.pid != old_pid)
             return types.ElicitResult(action="accept", content={"ok": True})
 
         # A 2026-07-28 host: the hub bridges the legacy server's pushed elicitation into rounds.
@@ -165,7 +164,8 @@ def _child_pid_of(*words: str) -> int:
         if not pid.isdigit():
             continue
         try:
-            cmdline = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().split(b"\0")
         except OSError:
             continue
         args = [a.decode(errors="replace") for a in cmdline]

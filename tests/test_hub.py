@@ -179,8 +179,7 @@ async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_u
 
     async with hub_of(servers, settle=False) as h:
         with anyio.fail_after(20):
-            while not h.pool.connections["notes"].ready:
-                await anyio.sleep(0.02)
+            await h.pool.wait_for(lambda: h.pool.connections["notes"].ready)
         assert h.pool.connections["slow"].state.value == "STARTING"
         async with Client(h.server, mode="legacy", message_handler=on_message) as host:
             names = {t.name for t in (await host.list_tools()).tools}

@@ -37,10 +37,12 @@ async def test_a_changed_file_restarts_only_changed_servers_and_hosts_hear_list_
     cfg = tmp_path / "hub.json"
     write(cfg, {"keep": toy("--name", "keep"), "change": toy("--name", "old"), "drop": toy()})
     notices: list[str] = []
+    noticed = anyio.Event()
 
     async def on_message(msg: Any) -> None:
         if isinstance(msg, types.ToolListChangedNotification):
             notices.append("tools")
+            noticed.set()
 
     async with Hub.from_file(cfg) as hub:
         with anyio.fail_after(30):
@@ -49,10 +51,9 @@ async def test_a_changed_file_restarts_only_changed_servers_and_hosts_hear_list_
         async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
             write(cfg, {"keep": toy("--name", "keep"), "change": toy("--name", "new"), "add": toy("--name", "add")})
             with anyio.fail_after(30):
-                while set(hub.pool.connections) != {"keep", "change", "add"} or not hub.pool.settled:
-                    await anyio.sleep(0.05)
-                while not notices:
-                    await anyio.sleep(0.05)
+                await hub.pool.wait_for(lambda: set(hub.pool.connections) == {"keep", "change", "add"}
+                                        and hub.pool.settled)
+                await noticed.wait()
             names = {t.name for t in (await host.list_tools()).tools}
             changed = await host.call_tool("change_whoami", {})
             added = await host.call_tool("add_whoami", {})
@@ -139,7 +140,8 @@ def _serving(cfg) -> int:
     """The pid of the hub process serving ``cfg``."""
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            args = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
         except OSError:
             continue
         if "serve" in args and str(cfg) in args:

@@ -94,7 +94,7 @@ class Pool:
         with anyio.move_on_after(STOP_TIMEOUT):
             await running.done.wait()
         if conn is not None:
-            self._on_change(conn)
+            self._changed_hook(conn)  # a removal is a change ``wait_for`` hears too
 
     async def restart(self, name: str) -> None:
         """Stop server ``name`` and start a fresh connection with the same entry (counted as a restart)."""

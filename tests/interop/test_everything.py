@@ -254,8 +254,7 @@ async def test_a_subscription_is_renewed_after_the_server_restarts(tmp_path):
                 await host.subscribe_resource(FEATURES)
                 first_pid = conn.link.pid
                 os.kill(first_pid, signal.SIGKILL)
-                while not (conn.ready and conn.link.pid != first_pid):
-                    await anyio.sleep(0.05)  # poll interval; bounded by fail_after
+                await hub.pool.wait_for(lambda: conn.ready and conn.link.pid != first_pid)
                 # The new process knows nothing of the subscription unless the hub renewed it.
                 await host.call_tool("everything_toggle-subscriber-updates", {})
                 await updated.wait()
