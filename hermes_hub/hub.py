@@ -104,6 +104,7 @@ class Hub:
         self._wake = anyio.Event()
         self._warm = anyio.Event()
         self._announcing = False
+        self._announced = anyio.Event()  # set (and replaced) after each announcing pass
         self._stack = AsyncExitStack()
 
     def _endpoint(self, toolset: str | None) -> Endpoint:
@@ -298,11 +299,18 @@ class Hub:
                 if kinds:
                     await ep.announcer.changed(kinds)
             self._announcing = False
+            self._announced.set()
+            self._announced = anyio.Event()
 
     @property
     def announced(self) -> bool:
         """Every list change so far has been announced to the hosts (none waiting or being sent)."""
         return not self._wake.is_set() and not self._announcing
+
+    async def wait_announced(self) -> None:
+        """Return once every list change so far has been announced to the hosts. Callers bound it."""
+        while not self.announced:
+            await self._announced.wait()
 
     async def _warm_loop(self) -> None:
         """Embed new tools' descriptions for semantic tool search, off the request path (lazy endpoints only)."""

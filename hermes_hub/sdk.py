@@ -162,13 +162,14 @@ async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any,
                 await writer.drain()
 
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(pump_in)
-            tg.start_soon(pump_out)
-            try:
-                yield received, sent
-            finally:
-                tg.cancel_scope.cancel()
+        with to_server, received, sent, from_server:  # closed even if a pump is cancelled before it began
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump_in)
+                tg.start_soon(pump_out)
+                try:
+                    yield received, sent
+                finally:
+                    tg.cancel_scope.cancel()
     finally:
         read_transport.close()
         write_transport.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import socket
@@ -74,21 +75,32 @@ def process(argv: list[str], log: Path, env: dict[str, str] | None = None) -> It
             proc.wait()
 
 
-async def until(check: Callable[[], Awaitable[T]], timeout: float | None = 30, every: float = 0.05) -> T:
-    """Call ``check()`` every ``every`` seconds until it returns something true, and return that; fail after
-    ``timeout`` seconds (None: the caller bounds it). Only for states in another process (a served hub, a
-    child, a file): a hub in the test's own process has waits of its own (``pool.wait_for``,
-    ``memories.wait_idle``, ``summaries.wait_idle``).
+async def until(check: Callable[[], Awaitable[T] | T], timeout: float | None = 30, every: float = 0.05) -> T:
+    """Call ``check()`` (sync or async) every ``every`` seconds until it returns something true, and return
+    that; fail after ``timeout`` seconds (None: the caller bounds it). For states the test can only look at:
+    another process (a served hub, a child, a log file), a host's view, a library without an event. A hub in
+    the test's own process has waits of its own: ``pool.wait_for``, ``memories.wait_idle``,
+    ``summaries.wait_idle``.
 
-        async def listed() -> bool:
-            return "notes_create_note" in await tool_names(host)
-
-        await until(listed, timeout=10)
+        await until(lambda: "(SIGHUP)" in served.log.read_text(), timeout=10)
     """
     with anyio.fail_after(timeout):
-        while not (value := await check()):
+        while True:
+            value = check()
+            if inspect.isawaitable(value):
+                value = await value
+            if value:
+                return value  # type: ignore[return-value]
             await anyio.sleep(every)  # poll interval only; bounded above
-        return value
+
+
+async def until_listed(host: Any, name: str, timeout: float | None = 30) -> None:
+    """Wait until ``host`` (an MCP ``Client`` of a hub) lists the tool ``name``: servers join a hub's catalog
+    as they become ready, and a host only sees that by listing."""
+    async def listed() -> bool:
+        return name in await tool_names(host)
+
+    await until(listed, timeout=timeout)
 
 
 async def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, status: int = 200) -> httpx2.Response:

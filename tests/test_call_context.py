@@ -21,7 +21,7 @@ from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import CallContext, Identity
 from hermes_hub.config import parse_config
 from hermes_hub.storage import open_store
-from tests.support import PROJECT, free_port, process, served_hub, toy, wait_port
+from tests.support import PROJECT, free_port, process, served_hub, toy, until, wait_port
 
 pytestmark = pytest.mark.anyio
 
@@ -152,8 +152,7 @@ async def test_a_stdio_hub_stopped_by_sigterm_writes_the_audit_rows_of_its_last_
                 await host.call_tool("toy_echo", {"text": f"call {i}"})
             hub_pid = _child_pid_of("--stdio", str(cfg))
             os.kill(hub_pid, signal.SIGTERM)
-            while _alive(hub_pid):
-                await anyio.sleep(0.05)
+            await until(lambda: not _alive(hub_pid), timeout=30)
     async with open_store(f"sqlite:///{db}") as store:
         rows = await store.query_audit(limit=100)
     assert sorted(r.tool for r in rows) == ["toy_echo"] * 5

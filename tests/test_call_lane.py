@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.support import PROJECT, toy
+from tests.support import PROJECT, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -53,10 +53,10 @@ async def test_a_call_the_2026_host_cancels_over_stdio_is_cancelled_and_audited(
             with anyio.move_on_after(1):  # the host gives up: the SDK sends notifications/cancelled
                 await host.call_tool("toy_sleep", {"seconds": 30})
             after = await host.call_tool("toy_echo", {"text": "still serving"})
-            while True:  # the cancelled call's row is written when its block ends
+            async def audited() -> dict | None:  # the cancelled call's row is written when its block ends
                 rows = (await host.call_tool("hermes_audit_query", {"tool": "toy_sleep"})).structured_content
-                if rows and rows["calls"]:
-                    break
-                await anyio.sleep(0.05)  # poll interval; bounded by fail_after
+                return rows if rows and rows["calls"] else None
+
+            rows = await until(audited, timeout=None)  # bounded by fail_after
     assert after.content[0].text == "still serving"
     assert [(r["outcome"], r["error"]) for r in rows["calls"]] == [("error", "cancelled")]

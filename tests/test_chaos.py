@@ -19,7 +19,7 @@ import httpx2
 import pytest
 from mcp import Client, MCPError
 
-from tests.support import served_hub, toy
+from tests.support import served_hub, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -92,21 +92,21 @@ async def test_hosts_calling_through_repeated_sigkills_get_results_or_clear_erro
                 for n, h in enumerate(hosts):
                     tg.start_soon(load.host, h, n, stop)
                 for _ in range(KILLS):
-                    with anyio.fail_after(60):  # served a while: READY for 2 s and answering
-                        while True:
-                            s = await status(watcher)
-                            if s["state"] == "READY" and s["seconds_in_state"] >= 2 and load.ok_since_kill >= 20:
-                                break
-                            await anyio.sleep(0.05)  # poll interval only; bounded above
+                    async def serving_a_while() -> dict | None:  # READY for 2 s and answering
+                        s = await status(watcher)
+                        return s if s["state"] == "READY" and s["seconds_in_state"] >= 2 and load.ok_since_kill >= 20 \
+                            else None
+
+                    s = await until(serving_a_while, timeout=60)
                     os.kill(s["pid"], signal.SIGKILL)
                     killed, load.ok_since_kill = anyio.current_time(), 0
-                    with anyio.fail_after(READY_BOUND):
-                        while not ((s2 := await status(watcher))["state"] == "READY" and s2["pid"] != s["pid"]):
-                            await anyio.sleep(0.02)  # poll interval only; bounded above
+                    async def back(old: int = s["pid"]) -> bool:
+                        s2 = await status(watcher)
+                        return s2["state"] == "READY" and s2["pid"] != old
+
+                    await until(back, timeout=READY_BOUND, every=0.02)
                     back_after.append(anyio.current_time() - killed)
-                with anyio.fail_after(60):  # calls succeed again after the last kill
-                    while load.ok_since_kill < 20:
-                        await anyio.sleep(0.05)
+                await until(lambda: load.ok_since_kill >= 20, timeout=60)  # calls succeed again after the last kill
                 stop.set()
             final = await status(watcher)
         async with httpx2.AsyncClient(timeout=5) as http:

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 
 from hermes_hub import audit
 from hermes_hub.storage import open_store
-from tests.support import PROJECT, hub_env, served_hub, stdio_hub, toy
+from tests.support import PROJECT, hub_env, served_hub, stdio_hub, toy, until_listed
 
 pytestmark = pytest.mark.anyio
 
@@ -39,8 +39,7 @@ async def test_hubs_spawned_with_a_cut_down_environment_leave_home_untouched(tmp
     async with served_hub({"mcpServers": {"c": inner}}, tmp_path) as url:
         with anyio.fail_after(30):
             async with Client(url) as host:
-                while "c_toy_echo" not in {t.name for t in (await host.list_tools()).tools}:
-                    await anyio.sleep(0.05)  # poll interval only; bounded above
+                await until_listed(host, "c_toy_echo", timeout=None)  # bounded above
                 echoed = await host.call_tool("c_toy_echo", {"text": "kept apart"})
     (tmp_path / "host.json").write_text('{"mcpServers": {}}')
     spawned = hub_env()

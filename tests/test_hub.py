@@ -16,7 +16,7 @@ from mcp import Client, MCPError
 
 from hermes_hub import Hub
 from hermes_hub.config import parse_config
-from tests.support import BUILTIN_TOOLS, PROJECT, demo, toy
+from tests.support import BUILTIN_TOOLS, PROJECT, demo, toy, until
 
 pytestmark = pytest.mark.anyio
 ERAS = ["auto", "legacy"]
@@ -188,8 +188,7 @@ async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_u
             elapsed = time.monotonic() - started
             with anyio.fail_after(20):
                 assert await h.wait_settled(20)
-                while not changes:
-                    await anyio.sleep(0.02)
+                await until(lambda: changes, timeout=None, every=0.02)  # the host's notice
             late = await host.call_tool("slow_echo", {"text": "hi"})
             names_after = {t.name for t in (await host.list_tools()).tools}
     assert "notes_create_note" in names and "slow_echo" not in names
@@ -273,7 +272,7 @@ async def test_an_http_request_that_skipped_the_hubs_authentication_is_refused_n
         tmp_path, mode):
     import uvicorn
 
-    from tests.support import free_port
+    from tests.support import free_port, until
 
     async with hub_of({}) as hub:
         port = free_port()
@@ -283,8 +282,7 @@ async def test_an_http_request_that_skipped_the_hubs_authentication_is_refused_n
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve)
             with anyio.fail_after(10):
-                while not server.started:
-                    await anyio.sleep(0.01)  # poll interval only; bounded above
+                await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
             with anyio.fail_after(30):
                 async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as host:
                     with pytest.raises(MCPError) as refused:

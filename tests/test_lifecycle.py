@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from hermes_hub import Hub
 from hermes_hub.storage import open_store
-from tests.support import free_port, toy
+from tests.support import free_port, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -49,13 +49,14 @@ class SlowModel:
         async with anyio.create_task_group() as tg:
             tg.start_soon(server.serve)
             with anyio.fail_after(10):
-                while not server.started:
-                    await anyio.sleep(0.01)  # poll interval only; bounded above
+                await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
             try:
                 yield f"http://127.0.0.1:{port}/v1"
             finally:
                 self.release.set()
                 server.should_exit = True
+                self.arrived.close()
+                self._arrivals.close()
 
 
 def conversation(turns: int) -> list[dict[str, str]]:

@@ -48,8 +48,8 @@ def start_hub(tmp_path: Path, stdio: bool) -> subprocess.Popen[bytes]:
     cfg.write_text(json.dumps({"mcpServers": {"a": toy("--name", "a"), "b": toy("--name", "b")}}))
     argv = [sys.executable, "-m", "hermes_hub", "serve", "--config", str(cfg)]
     argv += ["--stdio"] if stdio else ["--port", str(free_port())]
-    log = (tmp_path / "hub.log").open("wb")
-    return subprocess.Popen(argv, cwd=PROJECT, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log)
+    with (tmp_path / "hub.log").open("wb") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(argv, cwd=PROJECT, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log)
 
 
 @pytest.mark.parametrize("stdio, how", [
@@ -71,5 +71,6 @@ def test_every_child_is_gone_after_the_hub_stops(tmp_path, stdio, how):
         if hub.poll() is None:
             hub.kill()
             hub.wait()
+        hub.stdin.close()
         for k in children_of(hub.pid):
             os.kill(k, signal.SIGKILL)

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from hermes_hub import Hub
-from tests.support import PROJECT, serve_process, toy
+from tests.support import PROJECT, serve_process, toy, until, until_listed
 
 pytestmark = pytest.mark.anyio
 
@@ -74,9 +74,7 @@ async def test_an_invalid_new_config_is_refused_with_a_log_line_and_the_running_
             await hub.wait_settled(30)
         pid = hub.pool.connections["toy"].link.pid
         cfg.write_text(json.dumps({"mcpServers": {"toy": {**toy(), "prefx": "t"}}}))
-        with anyio.fail_after(10):
-            while "not reloading" not in caplog.text:
-                await anyio.sleep(0.05)
+        await until(lambda: "not reloading" in caplog.text, timeout=10)  # the watcher logs and keeps the old config
         async with Client(hub.server) as host:
             echoed = await host.call_tool("toy_echo", {"text": "still here"})
         assert hub.pool.connections["toy"].link.pid == pid
@@ -95,8 +93,7 @@ async def test_the_shipped_serve_command_reloads_when_hub_json_changes(tmp_path)
             with anyio.fail_after(30):
                 assert "one_whoami" in await tool_names(host)
                 write(served.config, {"one": toy("--name", "one"), "two": toy("--name", "two")})
-                while "two_whoami" not in await tool_names(host):
-                    await anyio.sleep(0.05)  # poll interval; bounded above
+                await until_listed(host, "two_whoami", timeout=None)  # bounded above
             answer = await host.call_tool("two_whoami", {})
     assert answer.content[0].text == "two"
     assert "reloaded" in served.log.read_text() and "(file changed)" in served.log.read_text()
@@ -122,17 +119,14 @@ async def test_sighup_reloads_a_serving_hub_instead_of_stopping_it(tmp_path, std
             with anyio.fail_after(60):
                 assert await _reload_by_sighup(host, served.config, served.proc.pid) == "two"
         assert served.proc.poll() is None, "SIGHUP stopped the hub"
-        with anyio.fail_after(10):
-            while "(SIGHUP)" not in served.log.read_text():
-                await anyio.sleep(0.05)
+        await until(lambda: "(SIGHUP)" in served.log.read_text(), timeout=10)
 
 
 async def _reload_by_sighup(host: Client, cfg, pid: int) -> str:
     """Change the file and send SIGHUP at once; the new server's tool answers once reloaded."""
     write(cfg, {"one": toy("--name", "one"), "two": toy("--name", "two")})
     os.kill(pid, signal.SIGHUP)
-    while "two_whoami" not in await tool_names(host):
-        await anyio.sleep(0.05)  # poll interval; the caller bounds the wait
+    await until_listed(host, "two_whoami", timeout=None)  # the caller bounds the wait
     return (await host.call_tool("two_whoami", {})).content[0].text
 
 

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from tests.postgres import new_database
-from tests.support import PROJECT, Served, as_user, serve_process
+from tests.support import PROJECT, Served, as_user, serve_process, until
 
 pytestmark = pytest.mark.anyio
 HANDSHAKE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -59,10 +59,6 @@ async def status_with(url: str, token: str | None) -> int:
         return (await http.post(url, json=HANDSHAKE, headers=headers)).status_code
 
 
-async def until(check: Any) -> None:
-    while not await check():
-        await anyio.sleep(0.1)  # poll interval only; the caller bounds the wait
-
 
 async def test_sessions_memories_tokens_and_audit_are_shared_by_two_replicas(pg_server, tmp_path):
     # Replicas that require tokens from the start (auth.required): one created on either works on both.
@@ -89,13 +85,13 @@ async def _shared_by_both(a: Served, b: Served) -> None:
             rows = json.loads((await cli(b, "audit", "--json"))[0])
             return {"hermes_session_create", "hermes_memory_recall"} <= {r["tool"] for r in rows}
 
-        await until(audit_has_both)
+        await until(audit_has_both, timeout=None)  # bounded above
         await cli(b, "token", "revoke", token_id)
 
         async def revoked_everywhere() -> bool:
             return [await status_with(r.url, token) for r in (a, b)] == [401, 401]
 
-        await until(revoked_everywhere)
+        await until(revoked_everywhere, timeout=None)  # bounded above
     assert [m["content"] for m in seen_by_b["messages"]] == ["Zürich 北京"]
     assert [m["content"] for m in seen_by_a["messages"]] == ["Zürich 北京", "noted"]
     assert recalled["items"][0]["text"] == "My bike is at the north station"

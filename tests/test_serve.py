@@ -21,6 +21,7 @@ from tests.support import (
     toy,
     wait_http,
     wait_port,
+    until_listed,
 )
 
 pytestmark = pytest.mark.anyio
@@ -36,8 +37,7 @@ async def test_the_hub_serves_its_catalog_over_stdio_to_a_host_process(tmp_path,
     with anyio.fail_after(30):
         async with Client(hub, mode=mode) as host:
             # The hub answers at once and adds servers as they become ready: wait for notes.
-            while "notes_create_note" not in {t.name for t in (await host.list_tools()).tools}:
-                await anyio.sleep(0.05)
+            await until_listed(host, "notes_create_note", timeout=None)  # bounded above
             made = await host.call_tool("notes_create_note", {"title": "Via stdio", "body": "hello"})
             protocol = host.protocol_version
     assert made.structured_content["id"] == "via-stdio"
@@ -101,8 +101,7 @@ async def test_a_hub_is_a_valid_downstream_of_another_hub_and_names_accumulate_p
         with anyio.fail_after(30):
             async with Client(url) as host:
                 # The inner hub itself becomes READY before its own servers: wait for them to arrive.
-                while "home_notes_create_note" not in {t.name for t in (await host.list_tools()).tools}:
-                    await anyio.sleep(0.05)
+                await until_listed(host, "home_notes_create_note", timeout=None)  # bounded above
                 made = await host.call_tool("home_notes_create_note", {"title": "Chained", "body": "two hops"})
                 inner_status = await host.call_tool("home_hermes_hub_status", {})
                 read = await host.read_resource("notes://home/notes/note/chained")

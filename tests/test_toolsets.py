@@ -15,7 +15,7 @@ from hermes_hub.cli import main
 from hermes_hub.config import parse_config
 from hermes_hub.errors import ConfigError
 from hermes_hub.hub import Hub
-from tests.support import demo
+from tests.support import demo, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
 
@@ -59,10 +59,6 @@ async def test_each_endpoint_hears_list_changed_only_for_changes_to_its_own_tool
                 heard[name] += 1
         return on_message
 
-    async def until(condition: Any) -> None:
-        while not condition():
-            await anyio.sleep(0.02)
-
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
@@ -71,22 +67,24 @@ async def test_each_endpoint_hears_list_changed_only_for_changes_to_its_own_tool
                 Client(ep["cal"].server, mode="legacy", message_handler=counter("cal")) as cal, \
                 Client(ep["jot"].server, mode="legacy", message_handler=counter("jot")) as jot:
             with anyio.fail_after(30):
-                await until(lambda: hub.announced)  # the servers' start is announced before we count
+                await hub.wait_announced()  # the start is announced before we count
                 for host in (whole, cal, jot):
                     await host.send_ping()
                 heard.update(dict.fromkeys(heard, 0))
                 notes = {**servers["notes"], "tools": {"deny": ["search_notes"]}}
                 await hub.reload(parse_config({**raw, "mcpServers": {**servers, "notes": notes}}))
-                await until(lambda: heard["jot"] and hub.pool.settled and hub.pool.connections["notes"].ready)
-                await until(lambda: hub.announced)
+                await hub.pool.wait_for(lambda: hub.pool.settled and hub.pool.connections["notes"].ready)
+                await until(lambda: heard["jot"], timeout=None, every=0.02)  # the host's notice
+                await hub.wait_announced()
                 for host in (whole, cal, jot):
                     await host.send_ping()  # anything sent to it before now has arrived
                 assert heard["cal"] == 0
                 jot_heard = heard["jot"]  # notes restarted: its tools went and came back (one or two notices)
                 calendar = {**servers["calendar"], "tools": {"deny": ["query"]}}
                 await hub.reload(parse_config({**raw, "mcpServers": {"calendar": calendar, "notes": notes}}))
-                await until(lambda: heard["cal"] and hub.pool.settled and hub.pool.connections["calendar"].ready)
-                await until(lambda: hub.announced)
+                await hub.pool.wait_for(lambda: hub.pool.settled and hub.pool.connections["calendar"].ready)
+                await until(lambda: heard["cal"], timeout=None, every=0.02)  # the host's notice
+                await hub.wait_announced()
                 for host in (whole, cal, jot):
                     await host.send_ping()
             cal_tools = {t.name for t in (await cal.list_tools()).tools}
@@ -144,15 +142,13 @@ async def test_a_lazy_endpoint_still_hears_list_changed_and_its_search_follows_t
             assert await hub.wait_settled(30)
         async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
             with anyio.fail_after(30):
-                while not hub.announced:
-                    await anyio.sleep(0.02)
+                await hub.wait_announced()
                 await host.send_ping()
                 heard.clear()
                 listed = {t.name for t in (await host.list_tools()).tools}
                 before = await found(host)
                 await hub.reload(parse_config({**raw, "mcpServers": {"calendar": servers["calendar"]}}))
-                while not heard:
-                    await anyio.sleep(0.02)
+                await until(lambda: heard, timeout=None, every=0.02)  # the host's notice
                 after = await found(host)
                 listed_after = {t.name for t in (await host.list_tools()).tools}
     assert "notes_create_note" in before and not [n for n in after if n.startswith("notes_")]

@@ -221,21 +221,23 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         link.closed.set()
         await to_session.aclose()  # in-flight requests fail now, not at their timeout
 
-    async with anyio.create_task_group() as tg:
-        for pump in (pump_stdout, pump_stderr, pump_stdin, watch_exit):
-            tg.start_soon(pump)
-        try:
-            yield read, write
-        finally:
-            with anyio.CancelScope(shield=True):
-                if stdout_eof.is_set():  # the child closed its stdout: it is probably exiting; let it
-                    with anyio.move_on_after(1):
-                        await process.wait()
-                link.exited_on_its_own = process.returncode is not None
-                await _stop(process, polite=not link.hung)
-                with anyio.move_on_after(GRACE_SECONDS):
-                    await process.aclose()  # its pipes now, not whenever the GC finds them (maybe after the loop)
-            tg.cancel_scope.cancel()
+    # All four ends are closed on the way out, also those of a pump cancelled before it began.
+    with to_session, read, write, from_session:
+        async with anyio.create_task_group() as tg:
+            for pump in (pump_stdout, pump_stderr, pump_stdin, watch_exit):
+                tg.start_soon(pump)
+            try:
+                yield read, write
+            finally:
+                with anyio.CancelScope(shield=True):
+                    if stdout_eof.is_set():  # the child closed its stdout: it is probably exiting; let it
+                        with anyio.move_on_after(1):
+                            await process.wait()
+                    link.exited_on_its_own = process.returncode is not None
+                    await _stop(process, polite=not link.hung)
+                    with anyio.move_on_after(GRACE_SECONDS):
+                        await process.aclose()  # its pipes now, not whenever the GC finds them (maybe after the loop)
+                tg.cancel_scope.cancel()
 
 
 def _line(m: SessionMessage) -> bytes:

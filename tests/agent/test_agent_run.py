@@ -13,7 +13,7 @@ from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.call import CallContext, Identity
-from tests.support import toy
+from tests.support import toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -173,28 +173,23 @@ async def test_a_cancelled_run_stops_its_tool_call_keeps_the_session_consistent_
             relay = hub.pool.connections["toy"].relay
 
             async def give_up_once_the_tool_runs(scope: anyio.CancelScope) -> None:
-                with anyio.fail_after(30):
-                    while not relay._in_flight:  # the agent's toy_sleep call has reached the server
-                        await anyio.sleep(0.02)
+                await until(lambda: relay._in_flight, timeout=30, every=0.02)  # toy_sleep has reached the server
                 scope.cancel()
 
             async with anyio.create_task_group() as tg:  # the host gives up: the SDK sends notifications/cancelled
                 with anyio.CancelScope() as scope:
                     tg.start_soon(give_up_once_the_tool_runs, scope)
                     await host.call_tool("hermes_agent_run", {"task": "take your time", "session_id": sid})
-            with anyio.fail_after(30):
-                while True:  # the run ends promptly, writes what it did and lets go of the session
-                    history = (await host.call_tool("hermes_session_history", {"session_id": sid})
-                               ).structured_content["messages"]
-                    if history:
-                        break
-                    await anyio.sleep(0.05)
-            with anyio.fail_after(30):
-                while True:  # the lock goes as soon as the cancelled run has written its last rows
-                    again = await run(host, "say hello through the tool", session_id=sid)
-                    if not (again.is_error and "busy" in again.content[0].text):
-                        break
-                    await anyio.sleep(0.05)
+            async def written() -> list | None:  # the run ends promptly, writes what it did and lets go of the session
+                return (await host.call_tool("hermes_session_history", {"session_id": sid})
+                        ).structured_content["messages"]
+
+            async def not_busy() -> Any:  # the lock goes as soon as the cancelled run has written its last rows
+                again = await run(host, "say hello through the tool", session_id=sid)
+                return None if again.is_error and "busy" in again.content[0].text else again
+
+            history = await until(written, timeout=30)
+            again = await until(not_busy, timeout=30)
             after = again.structured_content
             audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_sleep"})).structured_content
     assert [(m["role"], m["content"]) for m in history][-1] == (

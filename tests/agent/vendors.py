@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.support import free_port
+from tests.support import free_port, until
 
 
 @dataclass
@@ -60,8 +60,7 @@ async def served(vendor: FakeVendor) -> AsyncIterator[str]:
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
         with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)  # poll interval only; bounded above
+            await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
         try:
             yield f"http://127.0.0.1:{port}/v1"
         finally:

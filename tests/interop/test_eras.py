@@ -17,7 +17,7 @@ from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.config import parse_config
-from tests.support import PROJECT, free_port, process, toy, wait_port
+from tests.support import PROJECT, free_port, process, toy, until_listed, wait_port
 
 pytestmark = pytest.mark.anyio
 MODERN = [sys.executable, "-m", "tests.fixtures.modern_server"]
@@ -85,8 +85,7 @@ async def test_a_tool_the_server_adds_reaches_hosts_when_announced_on_the_channe
             await hub.wait_settled(30)
             async with Client(hub.server) as host:
                 added = (await host.call_tool(tool, {})).content[0].text
-                while added not in {t.name for t in (await host.list_tools()).tools}:
-                    await anyio.sleep(0.05)  # poll interval only; bounded by fail_after
+                await until_listed(host, added, timeout=None)  # bounded by fail_after
                 result = await host.call_tool(added, {})
     assert result.content[0].text == added
 

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub.storage import open_store
-from tests.support import serve_process
+from tests.support import serve_process, until
 
 pytestmark = pytest.mark.anyio
 MESSAGES = 400
@@ -32,16 +32,19 @@ async def test_indexing_killed_mid_way_resumes_after_a_restart_and_indexes_each_
                 await host.call_tool("hermes_session_append", {
                     "session_id": s["session_id"], "role": "user",
                     "content": f"note {i}: the {('red', 'green', 'blue')[i % 3]} folder holds invoice {i * 7}"})
-            with anyio.fail_after(120):
-                while (left := (await pending(host))["messages_vectors"]) >= MESSAGES:
-                    await anyio.sleep(0.05)  # wait until indexing has started, then pull the plug
+            async def started() -> list[int] | None:  # indexing has begun (then pull the plug); how much is left
+                left = (await pending(host))["messages_vectors"]
+                return [left] if left < MESSAGES else None
+
+            [left] = await until(started, timeout=120)
         assert left > 0, "indexing finished before the kill; the test needs more messages"
         os.kill(served.proc.pid, signal.SIGKILL)
         served.proc.wait(10)
     async with serve_process(config, tmp_path) as served, Client(served.url) as host:
-        with anyio.fail_after(300):
-            while any((await pending(host)).values()):
-                await anyio.sleep(0.1)
+        async def indexed() -> bool:
+            return not any((await pending(host)).values())
+
+        await until(indexed, timeout=300, every=0.1)
         found = (await host.call_tool("hermes_memory_recall", {"query": "which folder holds invoice 2793?",
                                                                "sources": ["sessions"], "limit": 3}))
     async with open_store(f"sqlite:///{db}") as store:

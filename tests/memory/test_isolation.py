@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.support import as_user, served_hub
+from tests.support import as_user, served_hub, until
 
 pytestmark = pytest.mark.anyio
 ANA, BOB, ROOT = "ana-static-token-0123456789", "bob-static-token-0123456789", "root-static-token-0123456789"
@@ -29,8 +29,10 @@ async def test_memories_and_their_ids_never_cross_users(tmp_path):
             mine = await answer(ana, "hermes_memory_remember", {"text": "My passport number ends in 4471"})
             await answer(bob, "hermes_memory_remember", {"text": "I collect vintage cameras"})
             # The queues count everyone's rows, so only an admin sees them: wait until both are indexed.
-            while any((await answer(root, "hermes_hub_status"))["memory"]["pending"].values()):
-                await anyio.sleep(0.05)
+            async def indexed() -> bool:  # a served hub: its status is all there is to watch
+                return not any((await answer(root, "hermes_hub_status"))["memory"]["pending"].values())
+
+            await until(indexed, timeout=None)  # bounded above
             ghost = "mem_doesnotexist00"
             seen = {}
             for label, mid in (("ana's", mine["memory_id"]), ("ghost", ghost)):

@@ -19,7 +19,7 @@ from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
 from hermes_hub.storage.rows import vector_table
 from tests.memory.counting_embedder import CountingEmbedder
 from tests.postgres import new_database
-from tests.support import PROJECT
+from tests.support import PROJECT, until
 
 pytestmark = pytest.mark.anyio
 MESSAGES = 300
@@ -83,10 +83,11 @@ async def test_a_batch_left_by_a_replica_killed_mid_embedding_is_indexed_after_i
         indexer = Indexer(store, embedder, lease=lease)
         await indexer.drain()  # everything but the dead replica's batch, which is still leased
         early = await indexer.pending()
-        with anyio.fail_after(lease + 20):
-            while any((await indexer.pending()).values()):
-                await indexer.step()
-                await anyio.sleep(0.1)  # poll interval only; bounded above
+        async def caught_up() -> bool:  # a step only takes the dead replica's batch once its lease ran out
+            await indexer.step()
+            return not any((await indexer.pending()).values())
+
+        await until(caught_up, timeout=lease + 20, every=0.1)
         taken_over = time.monotonic() - killed
         counts = await index_counts(store)
         terms_mark = await store.index_mark(TERMS_MARK)

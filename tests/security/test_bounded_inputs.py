@@ -98,7 +98,7 @@ async def test_a_reload_adding_million_letter_descriptions_leaves_the_hub_answer
         result = await root.call_tool("hermes_tools_describe", {"names": names})
         return json.loads(result.content[0].text)["tools"]
 
-    async with serve_process(config(), tmp_path) as served:
+    async with notices, changes, serve_process(config(), tmp_path) as served:
         await warm(served.url)
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {ROOT}"}, timeout=30)
         async with http, Client(streamable_http_client(f"{served.url}/lazy", http_client=http), mode="legacy",

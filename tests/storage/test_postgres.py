@@ -18,7 +18,7 @@ from hermes_hub.storage.records import AuditRecord, MemoryEvent, MemoryRecord, N
 from hermes_hub.storage.terms import index_text, match_query
 from tests.postgres import new_database, start, stop
 from tests.storage.commit_cutter import CommitCutter
-from tests.support import PROJECT
+from tests.support import PROJECT, until
 
 
 @pytest.fixture
@@ -68,9 +68,7 @@ async def test_a_lock_held_by_a_killed_replica_is_busy_at_once_then_free_after_i
             with pytest.raises(SessionBusy):
                 async with store.session_lock("alice", sid):
                     pass
-        with anyio.fail_after(ttl + 5):
-            while not await store.acquire_session_lock("alice", sid, "next-writer", 30):
-                await anyio.sleep(0.05)  # poll interval only; bounded above
+        await until(lambda: store.acquire_session_lock("alice", sid, "next-writer", 30), timeout=ttl + 5)
     assert time.monotonic() - killed < ttl + 5
 
 

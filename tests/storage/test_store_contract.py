@@ -21,6 +21,7 @@ from hermes_hub.storage.records import (
     TokenRecord,
     utcnow,
 )
+from tests.support import until
 
 
 async def new_session(store: Store, user: str = "alice", title: str = "t") -> str:
@@ -329,9 +330,7 @@ async def test_a_summary_job_whose_holder_died_is_taken_over_and_the_old_holder_
     await store.append_messages("alice", sid, [msg("a"), msg("b")])
     await store.request_summary("alice", sid, 2)
     assert await store.claim_summary("dead", lease=0.01)
-    with anyio.fail_after(5):
-        while (job := await store.claim_summary("alive", lease=30)) is None:
-            await anyio.sleep(0.02)
+    job = await until(lambda: store.claim_summary("alive", lease=30), timeout=5, every=0.02)  # the lease runs out
     assert job.attempts == 2
     assert not await store.renew_summary(sid, "dead", lease=30)
     assert not await store.finish_summary(sid, "dead", "stale")

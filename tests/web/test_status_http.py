@@ -6,7 +6,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.support import serve_process
+from tests.support import serve_process, until
 from tests.web.pages import TOKENS, base_url, hub_config, seed_runs
 
 pytestmark = pytest.mark.anyio
@@ -106,13 +106,12 @@ async def test_actions_need_an_admin_and_the_csrf_token(tmp_path):
                                     headers={**cookie, "Origin": "http://evil.example"})
             done = await http.post(f"{url}/status/servers/beta/restart", data={"csrf": csrf}, headers=cookie)
             script = await http.post(f"{url}/status/reload", headers=bearer("root"))
-            with anyio.fail_after(15):
-                while True:  # the restarted server comes back READY with its restart counted
-                    beta = next(s for s in (await http.get(f"{url}/status.json", headers=bearer("root"))).json()[
-                        "servers"] if s["name"] == "beta")
-                    if beta["state"] == "READY" and beta["restarts"] == 1:
-                        break
-                    await anyio.sleep(0.1)  # poll interval; bounded above
+            async def beta_back() -> bool:  # the restarted server comes back READY with its restart counted
+                beta = next(s for s in (await http.get(f"{url}/status.json", headers=bearer("root"))).json()[
+                    "servers"] if s["name"] == "beta")
+                return beta["state"] == "READY" and beta["restarts"] == 1
+
+            await until(beta_back, timeout=15, every=0.1)
             bob_page = await http.get(f"{url}/status", headers=bearer("bob"))
             calls = (await http.get(f"{url}/status.json", headers=bearer("root"))).json()["calls"]["rows"]
     acts = sorted((r["tool"], r["user"]) for r in calls if r["tool"].startswith("status_"))
