@@ -1,4 +1,5 @@
-"""The layout is enforced, not hoped for: the package's imports, read from its source, point one way.
+"""The layout is enforced, not hoped for: the package's imports, read from its source, point one way,
+and the built wheel installs one top-level name, ``hermes_hub``, whose chat and demo servers run anywhere.
 
 Every import counts: at module level, inside a function (a lazy import is still a dependency) and under
 ``TYPE_CHECKING`` (an annotation is one too; typing-only cycles are cycles). A failure names the file,
@@ -8,7 +9,16 @@ the line and the import.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hermes_hub"
 MAX_LINES = 400
@@ -33,7 +43,7 @@ LAYERS: list[set[str]] = [
     {"hub"},  # the composition root
     {"web"},  # the status page reads a running hub
     {"serving"},  # the hub mounted over HTTP and stdio
-    {"demo"},  # the bundled demo servers and `hermes-hub chat`'s client
+    {"demo", "chat"},  # the bundled demo servers; `hermes-hub chat`'s program (both MCP SDK only)
     {"cli"},
     {"__main__", "hermes_hub"},  # `python -m hermes_hub`; the package's public names
 ]
@@ -149,3 +159,51 @@ def test_the_reader_finds_lazy_typing_only_and_relative_imports(tmp_path):
                       "def f():\n    from hermes_hub import audit\n    from ..storage import records\n")
     assert imports("hermes_hub.web.probe", source) == [
         (3, "hermes_hub.hub"), (5, "hermes_hub.audit"), (6, "hermes_hub.storage.records")]
+
+
+# -- the wheel: one top-level name, and what a checkout runs from servers/ and clients/ runs installed --
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the built wheel, a fresh venv with it installed). The venv borrows this one's dependencies
+    through a .pth (no network); a .pth's own path gets no .pth processing, so the editable
+    install of the checkout stays out of it."""
+    root = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(PACKAGE.parent), "--no-deps", "-q", "-w", str(root)],
+                   check=True, capture_output=True, timeout=120)
+    wheel = next(root.glob("hermes_hub-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=60)
+    python = root / "venv" / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True, timeout=30).stdout.strip()
+    (Path(purelib) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, timeout=120)
+    return wheel, root / "venv" / "bin"
+
+
+def test_the_wheel_installs_no_top_level_name_but_hermes_hub(installed):
+    wheel, _ = installed
+    with zipfile.ZipFile(wheel) as z:
+        tops = {n.split("/")[0] for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")}
+        top_level = [z.read(n).decode().split() for n in z.namelist() if n.endswith("top_level.txt")]
+    assert tops == {"hermes_hub"} and top_level in ([], [["hermes_hub"]])
+
+
+def test_an_installed_hub_chats_with_its_demo_servers_outside_the_checkout(installed, tmp_path):
+    _, bin_dir = installed
+    shutil.copy(PACKAGE.parent / "clients" / "example" / "model.json", tmp_path)
+    servers = {name: {"command": "python", "args": ["-m", f"hermes_hub.demo.{name}"], "env": {"HERMES_DEMO_DATA": "demo"}}
+               for name in ("calendar", "reminders")}
+    (tmp_path / "hub.json").write_text(json.dumps({
+        "mcpServers": servers, "storage": {"url": "sqlite:///.data/hub.db"},
+        "agent": {"provider": "scripted", "script": "model.json", "confirm": ["*_send*"]}}))
+    # no PYTHONPATH, and a PATH without this venv: `python` in hub.json must still find the demo servers
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | {"PATH": "/usr/bin:/bin"}
+    where = subprocess.run([bin_dir / "python", "-c", "import hermes_hub; print(hermes_hub.__file__)"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=30)
+    assert PACKAGE.parent not in Path(where.stdout.strip()).parents, where.stdout + where.stderr
+    run = subprocess.run([bin_dir / "hermes-hub", "chat", "--config", "hub.json", "--once", "book lunch with Ana on Monday"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
+    assert run.returncode == 0 and "Booked: lunch with Ana" in run.stdout, run.stdout + run.stderr
