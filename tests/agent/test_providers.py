@@ -350,7 +350,7 @@ async def test_no_provider_configured_is_a_clear_error():
 
 
 async def test_the_readme_script_example_loads_and_answers(tmp_path):
-    readme = (PROJECT / "README.md").read_text()
+    readme = (PROJECT / "docs" / "agent.md").read_text()
     [rules] = re.findall(r"```jsonc\n(.*?)```", readme, flags=re.S)
     provider = scripted(tmp_path, rules)
     reply = await provider.complete([Message("user", "Extract what matters.")], json_output=True)
