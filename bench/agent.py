@@ -43,9 +43,9 @@ from mcp import Client
 from bench.proxy import table
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import resolve
-from hermes_hub.agent.providers import Message, Reply, ToolCall, ToolSpec, Usage
 from hermes_hub.call import CallContext
 from hermes_hub.hub import Hub
+from hermes_hub.models import Message, Reply, ToolCall, ToolSpec, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"

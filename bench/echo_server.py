@@ -12,7 +12,7 @@ import argparse
 
 from mcp.server import MCPServer
 
-from servers._cli import serve
+from hermes_hub.demo.command import serve
 
 
 def build_server(extra_tools: int = 0, huge_description: int = 0) -> MCPServer:

@@ -236,8 +236,8 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
 
 async def _extraction_drain(sessions: int = 200) -> None:
     """How fast the extraction queue drains with a zero-latency scripted judge (one job per session)."""
-    from hermes_hub.agent.providers.scripted import ScriptedProvider
     from hermes_hub.memory import Memories
+    from hermes_hub.models.scripted import ScriptedProvider
     from hermes_hub.storage import open_store
     from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
 

@@ -25,6 +25,7 @@ from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace
 from hermes_hub.aggregation.retry import RetryPolicy
+from hermes_hub.bridge import Bridge
 from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.agent_tools import agent_items
 from hermes_hub.builtins.audit_tools import audit_items
@@ -34,20 +35,19 @@ from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
-from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.reloader import reload_from, watch_config
-from hermes_hub.sessions import Sessions
 from hermes_hub.services import Services, open_services
+from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store
-from hermes_hub.toolsets.endpoint import Endpoint
 from hermes_hub.toolsets.search import ToolIndex
 from hermes_hub.toolsets.tokens import token_report
 from hermes_hub.toolsets.view import Scope, View
+from hermes_hub.upstream.endpoint import Endpoint
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
 
 
@@ -57,7 +57,7 @@ async def _unaudited() -> AsyncIterator[Any]:
 
 
 if TYPE_CHECKING:
-    from hermes_hub.agent.providers import Provider
+    from hermes_hub.models import Provider
 
 log = logging.getLogger("hermes_hub")
 ANNOUNCE_DEBOUNCE = 0.1  # seconds
@@ -369,5 +369,19 @@ class Hub:
         return token_report(self.endpoints.values(), viewer)
 
     async def report(self, viewer: Identity) -> dict[str, Any]:
-        """``status(viewer)``, token costs and the memory subsystem, as ``viewer`` may see them."""
-        return await status.report(self, viewer)
+        """``status(viewer)`` with what its tools cost in tokens and the memory subsystem: an admin sees
+        the hub's counts, queues and errors; anyone else the counts of their own memories."""
+        out = self.status(viewer)
+        out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report, viewer)
+        if not self.started:  # no store yet: the servers' part only
+            return out
+        memory = await self.memories.status(None if viewer.is_admin else viewer.user_id)
+        if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
+            memory = {k: status.hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
+                      if k not in ("pending", "extraction_jobs")}
+        out["memory"] = memory
+        if self.summaries is not None:
+            out["summaries"] = {"error": status.hidden(self.summaries.error, viewer)}
+            if viewer.is_admin:
+                out["summaries"]["queue"] = await self.summaries.store.summary_counts()
+        return out

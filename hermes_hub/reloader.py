@@ -7,7 +7,7 @@ import hashlib
 import logging
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -15,7 +15,14 @@ from hermes_hub.config import load_config
 from hermes_hub.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hermes_hub.hub import Hub
+    from hermes_hub.config import HubConfig
+    from hermes_hub.downstream.pool import Changes
+
+
+class Hub(Protocol):
+    """What reloading needs of the hub (the hub imports this module, so it is named here, not imported)."""
+
+    async def reload(self, config: HubConfig) -> Changes: ...
 
 log = logging.getLogger("hermes_hub.reload")
 POLL_SECONDS = 1.0

@@ -121,7 +121,7 @@ async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any,
     wire line (None: one over ``max_line``) into a message for the server and/or an answer the hub
     writes itself. A stdin that is not a pipe (a file) gets the SDK's own ``stdio_server``.
 
-    Why (``upstream/stdio.py``; bench/README.md): the SDK reads and writes stdio with a thread per
+    Why (``serving/stdio.py``; bench/README.md): the SDK reads and writes stdio with a thread per
     line, a quarter of the hub's CPU per call; and it drops a line it cannot parse without a word,
     where the hub answers it. Like the SDK, the wire is served from private duplicates of fd 0 and 1,
     with fd 1 pointed at stderr, so a stray print() cannot corrupt the protocol. The message

@@ -31,8 +31,8 @@ from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store, open_store
 
 if TYPE_CHECKING:
-    from hermes_hub.agent.providers import Provider
     from hermes_hub.config.sections import AgentSection
+    from hermes_hub.models import Provider
 
 log = logging.getLogger("hermes_hub")
 CLOSE_TIMEOUT = 5.0  # seconds a model's client may take to close
@@ -62,7 +62,7 @@ class Services:
 
 
 def _make(settings: AgentSection) -> Provider:
-    from hermes_hub.agent.providers import make_provider  # the vendors' SDKs load only when a model is used
+    from hermes_hub.models import make_provider  # the vendors' SDKs load only when a model is used
 
     return make_provider(settings)
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
-
-import anyio
+from typing import Any
 
 from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import Identity, require_identity
@@ -26,9 +24,6 @@ from hermes_hub.config import HubConfig, ServerConfig
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.era import era
 from hermes_hub.errors import ASK_ADMIN
-
-if TYPE_CHECKING:
-    from hermes_hub.hub import Hub
 
 
 def may_use(cfg: ServerConfig, viewer: Identity) -> bool:
@@ -116,22 +111,3 @@ def readiness(pool: Pool) -> dict[str, Any]:
         "servers": [{"name": c.name, "state": c.state.value} for c in conns if c.cfg.roles is None],
         "restricted": dict(Counter(c.state.value for c in conns if c.cfg.roles is not None)),
     }
-
-
-async def report(hub: Hub, viewer: Identity) -> dict[str, Any]:
-    """``hub_status`` for ``viewer`` with what its tools cost them in tokens and the memory subsystem:
-    an admin sees the hub's counts, queues and errors; anyone else the counts of their own memories."""
-    out = hub_status(hub.config, hub.pool, hub.catalog, viewer)
-    out["tool_tokens"] = await anyio.to_thread.run_sync(hub.token_report, viewer)
-    if not hub.started:  # no store yet: the servers' part only
-        return out
-    memory = await hub.memories.status(None if viewer.is_admin else viewer.user_id)
-    if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
-        memory = {k: hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
-                  if k not in ("pending", "extraction_jobs")}
-    out["memory"] = memory
-    if hub.summaries is not None:
-        out["summaries"] = {"error": hidden(hub.summaries.error, viewer)}
-        if viewer.is_admin:
-            out["summaries"]["queue"] = await hub.summaries.store.summary_counts()
-    return out

@@ -31,7 +31,7 @@ def test_an_unknown_name_is_an_attribute_error_naming_it():
 def test_loading_the_command_line_imports_neither_the_hub_nor_the_sdk():
     probe = ("import json, sys; import hermes_hub.cli; "
              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'httpx2', "
-             "'starlette', 'uvicorn') or m in ('hermes_hub.hub', 'hermes_hub.config', 'hermes_hub.target'))))")
+             "'starlette', 'uvicorn') or m in ('hermes_hub.hub', 'hermes_hub.config', 'hermes_hub.cli.target'))))")
     run = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == []

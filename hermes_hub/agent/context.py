@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_hub.agent.providers import Message, ToolSpec
+from hermes_hub.models import Message, ToolSpec
 from hermes_hub.toolsets.tokens import tokenizer
 
 CHARS_PER_TOKEN = 4

@@ -36,8 +36,6 @@ import mcp.types as types
 
 from hermes_hub.agent.context import Budget, build_request, tokens
 from hermes_hub.agent.profiles import Profile
-from hermes_hub.agent.providers import Message, Provider, ProviderError, ToolCall, ToolSpec
-from hermes_hub.agent.providers.sampling import SamplingProvider
 from hermes_hub.agent.questions import ask_arguments, confirm
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
@@ -45,6 +43,8 @@ from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories, RecallQuery
+from hermes_hub.models import Message, Provider, ProviderError, ToolCall, ToolSpec
+from hermes_hub.models.sampling import SamplingProvider
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage.records import RunRecord, utcnow
 from hermes_hub.toolsets.search import top_tools

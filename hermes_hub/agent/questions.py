@@ -10,8 +10,8 @@ from typing import Any
 
 import mcp.types as types
 
-from hermes_hub.agent.providers import ToolCall
 from hermes_hub.call import CallContext
+from hermes_hub.models import ToolCall
 
 PRIMITIVE = {"string", "number", "integer", "boolean"}
 FORM_KEYS = {"type", "title", "description", "enum", "enumNames", "minimum", "maximum", "minLength", "maxLength",

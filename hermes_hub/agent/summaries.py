@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import secrets
 
-from hermes_hub.agent.providers import Message, Provider, ProviderError
+from hermes_hub.models import Message, Provider, ProviderError
 from hermes_hub.storage import Store
+from hermes_hub.storage.queue import QueueWorker, while_held
 from hermes_hub.storage.records import MessageRecord, SummaryJob
-from hermes_hub.worker import QueueWorker, while_held
 
 log = logging.getLogger("hermes_hub.agent")
 

@@ -12,13 +12,13 @@ import mcp.types as types
 
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import resolve
+from hermes_hub.agent.runs import run_summary, run_trace
+from hermes_hub.bridge import Bridge
 from hermes_hub.builtins.source import BuiltinPrompt, BuiltinPrompts, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.config import HubConfig
-from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.errors import HubError
 from hermes_hub.storage import Store
-from hermes_hub.storage.records import RunRecord
 
 RUN_ID = {"type": "string", "description": "a run id (run_…) from hermes_agent_run or hermes_trace_list"}
 
@@ -33,17 +33,6 @@ SCHEMA = {
     "required": ["task"],
     "additionalProperties": False,
 }
-
-
-def run_summary(r: RunRecord) -> dict[str, Any]:
-    return {"run_id": r.run_id, "session_id": r.session_id, "profile": r.profile, "task": r.task[:200],
-            "started_at": r.started_at.isoformat(), "seconds": round((r.ended_at - r.started_at).total_seconds(), 3),
-            "stop_reason": r.stop_reason, "rounds": r.rounds, "rating": r.rating}
-
-
-def run_trace(r: RunRecord) -> dict[str, Any]:
-    return {**run_summary(r), "task": r.task, "answer": r.answer, "comment": r.comment,
-            "usage": {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens}, "events": r.trace}
 
 
 def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig],

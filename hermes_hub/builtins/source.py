@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from typing import Any
 
 import mcp.types as types
 
+from hermes_hub.aggregation.results import json_result  # noqa: F401  (re-exported: every built-in returns it)
 from hermes_hub.call import CallContext, require
 from hermes_hub.errors import InvalidInput, UnknownName
 
@@ -152,8 +152,3 @@ class Builtins:
         return types.CompleteResult(completion=types.Completion(values=[]))
 
 
-def json_result(data: Any) -> types.CallToolResult:
-    """A tool result carrying ``data`` both as JSON text and as structured content."""
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))], structured_content=data
-    )

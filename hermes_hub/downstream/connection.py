@@ -31,10 +31,10 @@ from mcp import Client, MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from hermes_hub.bridge import Bridge
 from hermes_hub.call import CallContext
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.backoff import Backoff
-from hermes_hub.downstream.bridge import Bridge
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.era import EraClient, back_channel

@@ -3,8 +3,8 @@
 The bundled hub.json says ``"command": "python"`` so that it reads like any config pasted from a host,
 but outside ``make`` the ``python`` on ``PATH`` is often a system Python without the ``mcp`` package:
 the demo servers would crash-loop with ``ModuleNotFoundError``. So a ``python``/``python3`` command that
-runs one of the demo modules shipped beside hermes_hub (``-m servers.calendar``, ``servers.notes``, ...)
-runs with the hub's own interpreter, which has them and their dependencies. Every other command,
+runs one of the demo servers (``-m hermes_hub.demo.calendar``, or from a checkout ``-m servers.calendar``,
+the repository's shim for it) runs with the hub's own interpreter, which has them and their dependencies. Every other command,
 ``python`` included, is looked up on ``PATH`` as written: a pasted server may need a Python of its own.
 """
 
@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 PYTHONS = frozenset({"python", "python3"})
-# The demo servers are installed beside hermes_hub (pyproject: packages "hermes_hub*", "servers*").
+DEMO_SERVERS = frozenset({"calendar", "notes", "reminders"})  # hermes_hub/demo/, installed with the hub
+# The repository's top-level servers/ folder (a checkout only; never installed): `python -m servers.NAME`.
 BUNDLED = Path(__file__).resolve().parents[2] / "servers"
 
 
@@ -28,8 +29,10 @@ def bundled_demo(command: str, args: Sequence[str], cwd: Path | None) -> str | N
     """
     if command not in PYTHONS or len(args) < 2 or args[0] != "-m":
         return None
-    package, _, module = args[1].partition(".")
-    if package != "servers" or not module or module.startswith("_") or "." in module:
+    package, _, module = args[1].rpartition(".")
+    if package == "hermes_hub.demo" and module in DEMO_SERVERS:
+        return sys.executable
+    if package != "servers" or not module or module.startswith("_"):
         return None
     if not (BUNDLED / f"{module}.py").is_file():
         return None

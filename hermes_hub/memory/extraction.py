@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from hermes_hub.agent.providers import Message, Provider, ProviderError
 from hermes_hub.memory import model, timeparse
 from hermes_hub.memory.recall import RecallQuery
+from hermes_hub.models import Message, Provider, ProviderError
 from hermes_hub.storage import Store
+from hermes_hub.storage.queue import QueueWorker, while_held
 from hermes_hub.storage.records import ExtractionJob, MemoryEvent, MemoryRecord, utcnow
-from hermes_hub.worker import QueueWorker, while_held
 
 log = logging.getLogger("hermes_hub.memory")
 

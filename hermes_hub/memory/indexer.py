@@ -19,9 +19,9 @@ import uuid
 
 from hermes_hub.memory.embedders import Embedder, EmbedderError
 from hermes_hub.storage import Store
+from hermes_hub.storage.queue import QueueWorker, while_held
 from hermes_hub.storage.rows import vector_table
 from hermes_hub.storage.terms import index_text
-from hermes_hub.worker import QueueWorker, while_held
 
 log = logging.getLogger("hermes_hub.memory")
 

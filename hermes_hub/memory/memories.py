@@ -37,8 +37,8 @@ from hermes_hub.storage import Store
 from hermes_hub.storage.records import MEMORY_STATES, MemoryEvent, MemoryRecord, utcnow
 
 if TYPE_CHECKING:
-    from hermes_hub.agent.providers import Provider
     from hermes_hub.memory.extraction import Extractor
+    from hermes_hub.models import Provider
 
 log = logging.getLogger("hermes_hub.memory")
 MAX_PAGE = 200

@@ -23,10 +23,10 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from hermes_hub.storage.locks import Lease
 from hermes_hub.storage.records import (
     AuditRecord,
     ExtractionJob,
+    Lease,
     LoginRecord,
     MemoryEvent,
     MemoryRecord,

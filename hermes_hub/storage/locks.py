@@ -18,28 +18,18 @@ import secrets
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
 
 from hermes_hub.errors import SessionBusy
+from hermes_hub.storage.records import Lease
 
 if TYPE_CHECKING:
     from hermes_hub.storage.base import SessionLockStore
 
 log = logging.getLogger(__name__)
 RELEASE_TIMEOUT = 5.0  # teardown is bounded even if the database is stuck
-
-
-@dataclass(slots=True)
-class Lease:
-    """Proof of holding a session's lock; pass it to ``append_messages``. ``lost`` if a renewal failed."""
-
-    session_id: str
-    owner: str
-    ttl: float
-    lost: bool = False
 
 
 def new_owner() -> str:

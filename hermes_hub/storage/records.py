@@ -194,3 +194,13 @@ class RunRecord:
     trace: list[dict[str, Any]]
     rating: str | None = None
     comment: str | None = None
+
+
+@dataclass(slots=True)
+class Lease:
+    """Proof of holding a session's lock; pass it to ``append_messages``. ``lost`` if a renewal failed."""
+
+    session_id: str
+    owner: str
+    ttl: float
+    lost: bool = False

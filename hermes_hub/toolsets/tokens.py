@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
 
@@ -26,9 +26,20 @@ from hermes_hub.toolsets.search import server_of
 
 if TYPE_CHECKING:
     from hermes_hub.call import Identity
-    from hermes_hub.toolsets.endpoint import Endpoint
+    from hermes_hub.toolsets.view import View
 
 log = logging.getLogger("hermes_hub.toolsets")
+
+
+class Endpoint(Protocol):
+    """What the report reads of an endpoint (``hermes_hub.upstream.endpoint``, which sits above toolsets)."""
+
+    toolset: str | None
+    view: View
+
+    @property
+    def path(self) -> str: ...
+
 CHARS_PER_TOKEN = 3.7  # o200k_base on tool definitions' JSON, measured on the interop catalog
 MAX_COUNTED_CHARS = 100_000  # counted exactly (~10 ms); a longer text's rest is extrapolated
 

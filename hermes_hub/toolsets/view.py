@@ -26,7 +26,7 @@ import mcp.types as types
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.catalog import Catalog, Entry, error_result
 from hermes_hub.aggregation.filters import NameFilter
-from hermes_hub.builtins.source import json_result
+from hermes_hub.aggregation.results import json_result
 from hermes_hub.call import CallContext, Identity, require, require_identity
 from hermes_hub.errors import UnknownName
 from hermes_hub.toolsets.meta import CALL, DESCRIBE, SEARCH, meta_tools

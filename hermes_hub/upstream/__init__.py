@@ -1,1 +1,3 @@
-"""Upstream: the MCP server hosts connect to, over stdio or streamable HTTP."""
+"""Upstream: what hosts talk to, short of a running hub: the transport-free MCP server, each endpoint,
+bearer auth, exposure (Host/Origin), request gates and session ownership. ``hermes_hub.serving``
+mounts them over stdio or streamable HTTP."""

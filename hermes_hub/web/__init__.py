@@ -1,6 +1,6 @@
 """The status page: ``GET /status`` (HTML, updating itself) and ``/status.json`` for scripts.
 
-    routes.py    the endpoints, mounted beside /mcp by ``hermes_hub.upstream.app``
+    routes.py    the endpoints, mounted beside /mcp by ``hermes_hub.serving.app``
     access.py    who is looking (local user, login cookie, bearer header) and the CSRF token of actions
     logins.py    login sessions in the store: the cookie holds a random id, the store hashes of it and its token
     view.py      the page's data for one viewer: servers, calls, runs, memory

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from hermes_hub import audit
-from hermes_hub.builtins.agent_tools import run_summary, run_trace
+from hermes_hub.agent.runs import run_summary, run_trace
 from hermes_hub.call import Identity
 from hermes_hub.storage.records import utcnow
 from hermes_hub.web.activity import MINUTES, per_server

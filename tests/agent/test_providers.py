@@ -12,9 +12,9 @@ from typing import Any, Callable
 import anyio
 import pytest
 
-from hermes_hub.agent.providers import Message, ProviderError, ToolCall, ToolSpec, Usage, make_provider
 from hermes_hub.config import parse_config
 from hermes_hub.errors import ConfigError
+from hermes_hub.models import Message, ProviderError, ToolCall, ToolSpec, Usage, make_provider
 from tests.agent import vendors
 from tests.agent.vendors import FakeVendor, served
 from tests.support import PROJECT, free_port

@@ -7,9 +7,9 @@ import pytest
 from mcp import Client
 from mcp.server import MCPServer
 
-from clients.chat import Chat, discover
-from clients.connection import ChatError
-from clients.terminal import Console
+from hermes_hub.chat.connection import ChatError
+from hermes_hub.chat.conversation import Chat, discover
+from hermes_hub.chat.terminal import Console
 
 pytestmark = pytest.mark.anyio
 

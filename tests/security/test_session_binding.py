@@ -23,8 +23,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
+from hermes_hub.bridge import STATE_PREFIX, Bridge
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
-from hermes_hub.downstream.bridge import STATE_PREFIX, Bridge
 from hermes_hub.errors import DownstreamError
 from hermes_hub.identity import create_token, new_token
 from hermes_hub.storage import open_store

@@ -4,7 +4,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from servers.calendar import build_server
+from hermes_hub.demo.calendar import build_server
 
 pytestmark = pytest.mark.anyio
 

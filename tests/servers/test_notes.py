@@ -2,7 +2,7 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 
-from servers.notes import build_server
+from hermes_hub.demo.notes import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -1,7 +1,7 @@
 import pytest
 from mcp import Client
 
-from servers.reminders import build_server
+from hermes_hub.demo.reminders import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""``hermes-hub chat``: a terminal chat with the hub's agent (the program is ``clients/chat.py``)."""
+"""``hermes-hub chat``: a terminal chat with the hub's agent (the program is ``hermes_hub/chat/``)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def chat_cmd(config: str, url: str | None, token: str | None, profile: str | Non
 
     Ctrl-C cancels the run in progress, /quit (or Ctrl-D) leaves, /help lists the commands.
     """
-    from clients.chat import Options, main
-    from clients.connection import Endpoint
+    from hermes_hub.chat.connection import Endpoint
+    from hermes_hub.chat.conversation import Options, main
 
     if as_json and once is None:
         click.echo("error: --json goes with --once TASK", err=True)

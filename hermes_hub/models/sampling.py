@@ -15,7 +15,8 @@ from typing import Any
 
 import mcp.types as types
 
-from hermes_hub.agent.providers.base import (
+from hermes_hub.call import HostChannel
+from hermes_hub.models.base import (
     Message,
     ProviderError,
     Reply,
@@ -25,7 +26,6 @@ from hermes_hub.agent.providers.base import (
     strip_fences,
     with_json_instruction,
 )
-from hermes_hub.call import HostChannel
 
 STOP = {"endTurn": "end", "toolUse": "tool_use", "maxTokens": "max_tokens", "stopSequence": "end"}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import mcp.types as types
 
-from hermes_hub import tables
+from hermes_hub.cli import tables
 
 
 async def token_report(client: Any, hub: Any, listed: list[types.Tool]) -> dict[str, Any]:

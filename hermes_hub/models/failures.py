@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hermes_hub.agent.providers.base import ProviderError
+from hermes_hub.models.base import ProviderError
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from typing import Any
 
 import anthropic
 
-from hermes_hub.agent.providers.base import (
+from hermes_hub.config import AgentSection
+from hermes_hub.models.base import (
     Message,
     Reply,
     ToolCall,
@@ -24,8 +25,7 @@ from hermes_hub.agent.providers.base import (
     strip_fences,
     with_json_instruction,
 )
-from hermes_hub.agent.providers.vendor import VendorProvider
-from hermes_hub.config import AgentSection
+from hermes_hub.models.vendor import VendorProvider
 
 log = logging.getLogger(__name__)
 _STOP = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use", "max_tokens": "max_tokens",

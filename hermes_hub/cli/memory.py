@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_hub import tables
-from hermes_hub.admin_cli import CONFIG, _run
+from hermes_hub.cli import tables
+from hermes_hub.cli.admin import CONFIG, _run
 
 if TYPE_CHECKING:
     from hermes_hub.memory import Memories

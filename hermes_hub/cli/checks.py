@@ -1,13 +1,20 @@
-"""What ``hermes-hub check`` looks at beyond the file's own rules: whether each enabled server can start,
+"""``hermes-hub check``, and what it looks at beyond the file's own rules: whether each enabled server can start,
 whether the model can answer, and what memory will use. Each problem names its key path and the fix."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hermes_hub.config import HubConfig
+import click
+
+from hermes_hub.cli import tables
+from hermes_hub.cli.command import fail, load_config
 from hermes_hub.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hermes_hub.config import HubConfig
 
 
 def memory_line(cfg: HubConfig) -> str:
@@ -46,7 +53,7 @@ def agent_problems(cfg: HubConfig) -> tuple[list[str], list[str]]:
     (it may be set later)."""
     agent = cfg.agent
     if agent.provider == "scripted" and agent.script_path is not None:
-        from hermes_hub.agent.providers.scripted import load_script
+        from hermes_hub.models.scripted import load_script
 
         try:
             load_script(agent.script_path)
@@ -83,3 +90,37 @@ def unstartable(cfg: HubConfig) -> list[str]:
                    "install it, or write its full path")
             problems.append(f"{key}.command: {e}; {fix}")
     return problems
+
+
+@click.command()
+@click.argument("config", required=False)
+@click.option("--config", "config_opt", default="hub.json", show_default=True)
+@click.option("--no-start", is_flag=True, help="check the file only: do not start the stdio servers")
+def check(config: str | None, config_opt: str, no_start: bool) -> None:
+    """Validate a hub.json and start each enabled stdio server once; every problem names its key path."""
+    path = config or config_opt
+    try:
+        cfg = load_config(path)
+    except ConfigError as e:
+        fail(str(e), 2)
+    for w in cfg.warnings:
+        click.echo(f"warning: {w}", err=True)
+    rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
+            for n, s in cfg.mcp_servers.items()]
+    click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))
+    from hermes_hub.cli import startup
+
+    problems, (model_problems, agent_warnings) = unstartable(cfg), agent_problems(cfg)
+    if not no_start:  # a command that resolves may still not start (a Python without its packages)
+        problems += startup.problems(path, cfg, problems)
+    for warning in agent_warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for problem in problems + model_problems:
+        click.echo(f"error: {problem}", err=True)
+    if problems:
+        fail(f"{path}: {len(problems)} enabled server{'s' * (len(problems) != 1)} cannot start (see above)")
+    if model_problems:
+        fail(f"{path}: the model in 'agent' cannot answer (see above)")
+    click.echo(memory_line(cfg))
+    click.echo(agent_line(cfg))
+    click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")

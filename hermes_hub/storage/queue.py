@@ -1,4 +1,4 @@
-"""A loop that works through a durable queue in the store (memory extraction, session summaries).
+"""The loop that works through a durable queue in the store (memory extraction, session summaries).
 
     class Summarizer(QueueWorker):
         async def step(self) -> bool: ...   # claim one job, do it, finish it; False when idle

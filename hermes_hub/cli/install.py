@@ -1,5 +1,5 @@
 """``hermes-hub install HOST`` puts the hub into an MCP host's config; ``hermes-hub import HOST|PATH`` brings
-that host's servers into hub.json, so they run behind the hub (see ``hermes_hub.hosts``)."""
+that host's servers into hub.json, so they run behind the hub (see ``hermes_hub.cli.hosts``)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _fail(message: str, code: int = 1) -> None:
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def install(host: str, name: str, config: str, file: Path | None, dry_run: bool) -> None:
     """Add the hub (serve --stdio --config HUB_JSON) to HOST's MCP servers, keeping everything else."""
-    from hermes_hub import hosts, jsonfile
+    from hermes_hub.cli import hosts, jsonfile
     from hermes_hub.config import load_config
 
     target = hosts.HOSTS[host]
@@ -66,7 +66,7 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def import_cmd(source: str, config: str, dry_run: bool) -> None:
     """Bring the MCP servers of a host's config (or of the JSON file at PATH) into hub.json."""
-    from hermes_hub import hosts, jsonfile
+    from hermes_hub.cli import hosts, jsonfile
 
     config_path = Path(config)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_hub.agent.providers.base import (
+from hermes_hub.models.base import (
     Message,
     Provider,
     ProviderError,
@@ -35,20 +35,20 @@ def make_provider(cfg: AgentSection) -> Provider:
 
         raise ConfigError(problems)
     if cfg.provider == "anthropic":
-        from hermes_hub.agent.providers.anthropic import AnthropicProvider
+        from hermes_hub.models.anthropic import AnthropicProvider
 
         return AnthropicProvider(cfg)
     if cfg.provider == "openai":
-        from hermes_hub.agent.providers.openai import OpenAIProvider
+        from hermes_hub.models.openai import OpenAIProvider
 
         return OpenAIProvider(cfg)
     if cfg.provider == "sampling":  # bound to each call's host by the agent loop (``for_host``)
-        from hermes_hub.agent.providers.sampling import SamplingProvider
         from hermes_hub.call import NO_HOST
+        from hermes_hub.models.sampling import SamplingProvider
 
         return SamplingProvider(NO_HOST, model_hint=cfg.model)
     if cfg.provider == "scripted":
-        from hermes_hub.agent.providers.scripted import ScriptedProvider
+        from hermes_hub.models.scripted import ScriptedProvider
 
         return ScriptedProvider(cfg.script_path, cfg.script)  # type: ignore[arg-type]  # problems() saw a script
     raise ProviderError("no model is configured; set agent.provider in hub.json (anthropic, openai, sampling or scripted)")

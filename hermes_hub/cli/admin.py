@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import anyio
 import click
 
-from hermes_hub import tables
+from hermes_hub.cli import tables
 from hermes_hub.errors import ConfigError, HubError
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, 
     """List recent agent runs with their outcome and rating, or show RUN_ID's trace round by round."""
 
     async def go() -> None:
-        from hermes_hub.builtins.agent_tools import run_summary, run_trace
+        from hermes_hub.agent.runs import run_summary, run_trace
         from hermes_hub.config import load_config
         from hermes_hub.identity import local_user_name
 

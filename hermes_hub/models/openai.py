@@ -14,7 +14,8 @@ from typing import Any
 
 import openai
 
-from hermes_hub.agent.providers.base import (
+from hermes_hub.config import AgentSection
+from hermes_hub.models.base import (
     Message,
     Reply,
     ToolCall,
@@ -23,8 +24,7 @@ from hermes_hub.agent.providers.base import (
     strip_fences,
     with_json_instruction,
 )
-from hermes_hub.agent.providers.vendor import VendorProvider
-from hermes_hub.config import AgentSection
+from hermes_hub.models.vendor import VendorProvider
 
 log = logging.getLogger(__name__)
 _STOP = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}

@@ -32,8 +32,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from hermes_hub.agent.providers.base import Message, ProviderError, Reply, ToolCall, ToolSpec, Usage
 from hermes_hub.errors import ConfigError
+from hermes_hub.models.base import Message, ProviderError, Reply, ToolCall, ToolSpec, Usage
 
 log = logging.getLogger(__name__)
 

@@ -9,11 +9,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Self
 
-from hermes_hub.agent.providers import failures
-from hermes_hub.agent.providers.base import Reply
 from hermes_hub.config import AgentSection
+from hermes_hub.models import failures
+from hermes_hub.models.base import Reply
 
-log = logging.getLogger("hermes_hub.agent.providers")
+log = logging.getLogger("hermes_hub.models")
 NO_KEY = "no-key"  # local servers (Ollama, vLLM) ignore the key, but the SDKs refuse to start without one
 
 

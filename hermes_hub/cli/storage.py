@@ -6,7 +6,7 @@ import os
 
 import click
 
-from hermes_hub.admin_cli import _run
+from hermes_hub.cli.admin import _run
 from hermes_hub.errors import StorageError
 
 

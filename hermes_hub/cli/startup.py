@@ -17,7 +17,7 @@ from hermes_hub.config import HubConfig
 async def failures(path: str, cfg: HubConfig, names: Iterable[str]) -> dict[str, str]:
     """``{server: why it did not start}`` for the stdio servers ``names`` of ``cfg`` (read from ``path``);
     an empty dict when each shook hands. Servers start concurrently, so this takes the slowest one's time."""
-    from hermes_hub.target import Target, connect
+    from hermes_hub.cli.target import Target, connect
 
     found: dict[str, str] = {}
 

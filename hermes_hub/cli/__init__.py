@@ -1,0 +1,29 @@
+"""``hermes-hub``: serve the hub, and list or call what it (or any one MCP server) offers.
+
+One module per command group; this one only gathers them under ``main`` (the ``hermes-hub`` script
+and ``python -m hermes_hub``). Failures exit non-zero with the reason on stderr (``command.py``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from hermes_hub.cli.admin import audit_cmd, token, traces_cmd
+from hermes_hub.cli.catalog import call, prompt, prompts, read, resources, servers, tools
+from hermes_hub.cli.chat import chat_cmd
+from hermes_hub.cli.checks import check
+from hermes_hub.cli.install import import_cmd, install
+from hermes_hub.cli.memory import memory
+from hermes_hub.cli.serve import serve
+from hermes_hub.cli.storage import storage
+
+
+@click.group()
+@click.version_option(package_name="hermes-hub")
+def main() -> None:
+    """hermes-hub: one MCP server in front of all your MCP servers."""
+
+
+for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
+                token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage):
+    main.add_command(command)

@@ -1,0 +1,209 @@
+"""The layout is enforced, not hoped for: the package's imports, read from its source, point one way,
+and the built wheel installs one top-level name, ``hermes_hub``, whose chat and demo servers run anywhere.
+
+Every import counts: at module level, inside a function (a lazy import is still a dependency) and under
+``TYPE_CHECKING`` (an annotation is one too; typing-only cycles are cycles). A failure names the file,
+the line and the import.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "hermes_hub"
+MAX_LINES = 400
+
+# Lowest first. A unit (a subpackage or a top-level module of hermes_hub) may import its own layer and
+# the layers below it, never one above. A new unit must be placed here.
+LAYERS: list[set[str]] = [
+    {"errors"},
+    {"masking", "sdk", "call", "config"},  # vocabulary every layer speaks
+    {"bridge"},  # a call that outlives the host's request (input rounds), used by downstream and the agent's tool
+    {"storage"},
+    {"identity", "sessions", "audit", "throttle"},  # domain services on the store
+    {"models"},  # model providers: for the agent, memory, summaries and `check`
+    {"downstream"},
+    {"aggregation"},
+    {"memory"},
+    {"toolsets"},
+    {"agent"},
+    {"builtins"},
+    {"upstream"},  # what hosts talk to, short of a running hub
+    {"status", "reloader", "services"},  # what the hub is composed of and reports
+    {"hub"},  # the composition root
+    {"web"},  # the status page reads a running hub
+    {"serving"},  # the hub mounted over HTTP and stdio
+    {"demo", "chat"},  # the bundled demo servers; `hermes-hub chat`'s program (both MCP SDK only)
+    {"cli"},
+    {"__main__", "hermes_hub"},  # `python -m hermes_hub`; the package's public names
+]
+LAYER = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def unit(module: str) -> str:
+    """``hermes_hub.toolsets.view`` -> ``toolsets``; the package itself -> ``hermes_hub``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def imports(module: str, path: Path | None = None) -> list[tuple[int, str]]:
+    """(line, imported hermes_hub module) for every import in ``module``, wherever it sits."""
+    path = path or MODULES[module]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the module's package, up level-1
+                package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            # `from hermes_hub import audit` imports the module hermes_hub.audit, not the package's names
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.split(".")[0] == "hermes_hub" and n != module]
+    return found
+
+
+GRAPH = {m: imports(m) for m in MODULES}
+
+
+def where(module: str, line: int) -> str:
+    return f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}"
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_unit_of_the_package_has_a_place_in_the_layers():
+    unplaced = sorted({unit(m) for m in MODULES} - set(LAYER))
+    assert not unplaced, f"place these in LAYERS of tests/test_layout.py: {unplaced}"
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = [f"{where(m, line)}: {unit(m)} (layer {LAYER[unit(m)]}) imports {target} "
+              f"({unit(target)}, layer {LAYER[unit(target)]})"
+              for m, found in GRAPH.items() for line, target in found
+              if LAYER.get(unit(target), -1) > LAYER.get(unit(m), len(LAYERS))]
+    assert not upward, "imports that point upward:\n" + "\n".join(upward)
+
+
+def test_no_two_packages_import_each_other():
+    edges: dict[str, set[str]] = {}
+    for m, found in GRAPH.items():
+        edges.setdefault(unit(m), set()).update(unit(t) for _, t in found if unit(t) != unit(m))
+    found = cycles(edges)
+    assert not found, "packages that import each other: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_no_two_modules_import_each_other():
+    found = cycles({m: {t for _, t in targets if t in MODULES} for m, targets in GRAPH.items()})
+    detail = [" <-> ".join(c) + "\n  " + "\n  ".join(
+        f"{where(m, line)} imports {t}" for m in c for line, t in GRAPH[m] if t in c) for c in found]
+    assert not found, "module cycles:\n" + "\n".join(detail)
+
+
+def test_no_module_is_longer_than_the_cap():
+    long = [f"{p.relative_to(PACKAGE.parent)}: {n} lines" for p in MODULES.values()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
+    assert not long, f"modules over {MAX_LINES} lines (split them by concept):\n" + "\n".join(long)
+
+
+def test_the_reader_finds_lazy_typing_only_and_relative_imports(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hermes_hub.hub import Hub\n"
+                      "def f():\n    from hermes_hub import audit\n    from ..storage import records\n")
+    assert imports("hermes_hub.web.probe", source) == [
+        (3, "hermes_hub.hub"), (5, "hermes_hub.audit"), (6, "hermes_hub.storage.records")]
+
+
+# -- the wheel: one top-level name, and what a checkout runs from servers/ and clients/ runs installed --
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the built wheel, a fresh venv with it installed). The venv borrows this one's dependencies
+    through a .pth (no network); a .pth's own path gets no .pth processing, so the editable
+    install of the checkout stays out of it."""
+    root = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(PACKAGE.parent), "--no-deps", "-q", "-w", str(root)],
+                   check=True, capture_output=True, timeout=120)
+    wheel = next(root.glob("hermes_hub-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=60)
+    python = root / "venv" / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True, timeout=30).stdout.strip()
+    (Path(purelib) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, timeout=120)
+    return wheel, root / "venv" / "bin"
+
+
+def test_the_wheel_installs_no_top_level_name_but_hermes_hub(installed):
+    wheel, _ = installed
+    with zipfile.ZipFile(wheel) as z:
+        tops = {n.split("/")[0] for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")}
+        top_level = [z.read(n).decode().split() for n in z.namelist() if n.endswith("top_level.txt")]
+    assert tops == {"hermes_hub"} and top_level in ([], [["hermes_hub"]])
+
+
+def test_an_installed_hub_chats_with_its_demo_servers_outside_the_checkout(installed, tmp_path):
+    _, bin_dir = installed
+    shutil.copy(PACKAGE.parent / "clients" / "example" / "model.json", tmp_path)
+    servers = {name: {"command": "python", "args": ["-m", f"hermes_hub.demo.{name}"], "env": {"HERMES_DEMO_DATA": "demo"}}
+               for name in ("calendar", "reminders")}
+    (tmp_path / "hub.json").write_text(json.dumps({
+        "mcpServers": servers, "storage": {"url": "sqlite:///.data/hub.db"},
+        "agent": {"provider": "scripted", "script": "model.json", "confirm": ["*_send*"]}}))
+    # no PYTHONPATH, and a PATH without this venv: `python` in hub.json must still find the demo servers
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | {"PATH": "/usr/bin:/bin"}
+    where = subprocess.run([bin_dir / "python", "-c", "import hermes_hub; print(hermes_hub.__file__)"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=30)
+    assert PACKAGE.parent not in Path(where.stdout.strip()).parents, where.stdout + where.stderr
+    run = subprocess.run([bin_dir / "hermes-hub", "chat", "--config", "hub.json", "--once", "book lunch with Ana on Monday"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
+    assert run.returncode == 0 and "Booked: lunch with Ana" in run.stdout, run.stdout + run.stderr
