@@ -4,8 +4,8 @@
         async def step(self) -> bool: ...   # claim one job, do it, finish it; False when idle
 
 ``run()`` steps until the queue is empty, then sleeps until ``wake()`` or ``IDLE_POLL`` seconds (a
-job scheduled by another process is picked up within that); ``wait_idle()`` returns once it has caught up. A failed step is logged and retried: the
-job stays in the queue, so nothing acknowledged is lost. ``while_held`` keeps a job's lease alive
+job scheduled by another process is picked up within that); ``wait_idle()`` returns once it has caught
+up. A failed step is logged and retried: the job stays in the queue, so nothing acknowledged is lost. ``while_held`` keeps a job's lease alive
 while slow work (a model call) runs, so a live worker's job is never taken over.
 """
 
