@@ -164,7 +164,7 @@ async def test_a_server_that_exits_during_startup_reports_its_exit_code_and_last
     async with hub_of({"broken": toy("--exit-after-start", "3")}) as h:
         conn = h.pool.connections["broken"]
         state, error = conn.state.value, conn.error
-    assert state in ("RESTARTING", "STARTING")  # retried with backoff: see test_supervision.py
+    assert state in ("RESTARTING", "STARTING")  # retried with backoff: see downstream/test_supervision.py
     assert "exit 3" in error
     assert "fatal: cannot open database (exit 3)" in error
 

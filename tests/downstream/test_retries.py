@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support import toy
-from tests.test_timeouts import timed_call
+from tests.downstream.test_timeouts import timed_call
 
 pytestmark = pytest.mark.anyio
 
