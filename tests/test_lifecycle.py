@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-import uvicorn
 from mcp import Client
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -19,7 +18,8 @@ from starlette.routing import Route
 
 from hermes_hub import Hub
 from hermes_hub.storage import open_store
-from tests.support import free_port, toy, until
+from tests.agent.vendors import serve_app
+from tests.support import toy
 
 pytestmark = pytest.mark.anyio
 
@@ -42,19 +42,12 @@ class SlowModel:
 
     @asynccontextmanager
     async def served(self) -> AsyncIterator[str]:
-        port = free_port()
         app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                              lifespan="off"))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve)
-            with anyio.fail_after(10):
-                await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
+        async with serve_app(app) as url:
             try:
-                yield f"http://127.0.0.1:{port}/v1"
+                yield url
             finally:
                 self.release.set()
-                server.should_exit = True
                 self.arrived.close()
                 self._arrivals.close()
 

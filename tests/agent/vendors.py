@@ -54,8 +54,15 @@ class FakeVendor:
 @asynccontextmanager
 async def served(vendor: FakeVendor) -> AsyncIterator[str]:
     """Serve ``vendor`` on a free port; yields its base URL (ending in /v1) once it listens."""
+    async with serve_app(vendor.app()) as url:
+        yield url
+
+
+@asynccontextmanager
+async def serve_app(app: Any) -> AsyncIterator[str]:
+    """Serve the ASGI ``app`` (a vendor's API) on a free port; yields its base URL (ending in /v1)."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(vendor.app(), host="127.0.0.1", port=port, log_level="warning",
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                           lifespan="off"))
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
