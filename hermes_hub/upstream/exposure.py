@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hermes_hub.config import HubConfig
+
 LOOPBACK_NAMES = frozenset({"localhost"})
 
 
@@ -65,9 +67,9 @@ class Exposure:
     has_tokens: bool = False  # at start
 
     @classmethod
-    def decide(cls, config: object, bind: str, has_tokens: bool) -> Exposure:
-        """The exposure of a hub serving ``config`` (a ``HubConfig``) on ``bind``."""
-        hub, auth = config.hub, config.auth  # type: ignore[attr-defined]
+    def decide(cls, config: HubConfig, bind: str, has_tokens: bool) -> Exposure:
+        """The exposure of a hub serving ``config`` on ``bind``."""
+        hub, auth = config.hub, config.auth
         loopback = is_loopback(bind)
         proxies = tuple(hub.trusted_proxies)
         if auth.required is not None:
