@@ -34,6 +34,7 @@ from hermes_hub.storage.records import (
     NewMessage,
     RankedRow,
     RunRecord,
+    SealedRecord,
     SearchHit,
     SessionRecord,
     SummaryJob,
@@ -133,6 +134,21 @@ class LoginStore(Protocol):
 
     async def prune_logins(self, *, seen_before: datetime, created_before: datetime) -> int:
         """Delete logins idle since ``seen_before`` or opened before ``created_before``; return how many."""
+
+
+class SealedStore(Protocol):
+    """Secrets sealed by ``hermes_hub.vault`` (OAuth grants, values a person set), by user, kind and name.
+
+    The store holds only ciphertext; ``put_sealed`` replaces the row of the same user, kind and name."""
+
+    async def put_sealed(self, record: SealedRecord) -> None: ...
+
+    async def get_sealed(self, user_id: str, kind: str, name: str) -> SealedRecord | None: ...
+
+    async def delete_sealed(self, user_id: str, kind: str, name: str) -> bool: ...
+
+    async def list_sealed(self, user_id: str | None = None, kind: str | None = None) -> list[SealedRecord]:
+        """Every row of the user (all users when None) and kind (all kinds when None), by user, kind, name."""
 
 
 class AuditStore(Protocol):
@@ -304,7 +320,7 @@ class RunStore(Protocol):
 
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, AuditStore, MemoryStore,
-            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, Protocol):
+            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -79,6 +79,22 @@ class TokenRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SealedRecord:
+    """A secret of a user's, sealed by ``hermes_hub.vault``: the store never holds its plain text.
+
+    ``kind`` says whose code reads it (``"oauth"``: a server's grant; ``"secret"``: a value a person set);
+    ``key_id`` names the key that sealed it, so a replica with another key says so instead of failing
+    to decrypt."""
+
+    user_id: str
+    kind: str
+    name: str
+    key_id: str
+    sealed: bytes
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class LoginRecord:
     """A status-page login: the hash of its session id (the cookie), never the id itself, and the hash of
     the token it was opened with (the token decides, on every use, whether it still stands)."""

@@ -19,6 +19,7 @@ from hermes_hub.storage.records import (
     MemoryRecord,
     MessageRecord,
     RunRecord,
+    SealedRecord,
     SessionRecord,
     TokenRecord,
 )
@@ -28,6 +29,7 @@ MESSAGE_COLS = ("m.id, m.session_id, m.user_id, m.seq, m.role, m.content, m.crea
                 "m.tool_call_id, m.metadata")
 TOKEN_COLS = "id, token_hash, user_id, role, name, created_at, revoked_at"
 LOGIN_COLS = "id_hash, token_hash, user_id, created_at, seen_at"
+SEALED_COLS = "user_id, kind, name, key_id, sealed, updated_at"
 AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id"
 AUDIT_INSERT_COLS = ("at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, "
                      "run_id")
@@ -89,6 +91,11 @@ def message_record(row: tuple[Any, ...]) -> MessageRecord:
 def token_record(row: tuple[Any, ...]) -> TokenRecord:
     tid, h, uid, role, name, created, revoked = row
     return TokenRecord(tid, h, uid, role, name, dt(created), dt(revoked) if revoked is not None else None)
+
+
+def sealed_record(row: tuple[Any, ...]) -> SealedRecord:
+    uid, kind, name, key_id, sealed, updated = row
+    return SealedRecord(uid, kind, name, key_id, bytes(sealed), dt(updated))
 
 
 def login_record(row: tuple[Any, ...]) -> LoginRecord:

@@ -12,6 +12,7 @@ from hermes_hub.storage.crud.logins import LoginMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
+from hermes_hub.storage.crud.sealed import SealedMethods
 from hermes_hub.storage.crud.sessions import MessageMethods, SessionLockMethods, SessionMethods
 from hermes_hub.storage.crud.tokens import TokenMethods
 
@@ -19,5 +20,6 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
-                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods):
+                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
+                    SealedMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -261,8 +261,22 @@ async def p005_status_logins(db: Connection) -> None:
         seen_at    double precision NOT NULL)""")
 
 
+
+async def p006_sealed_secrets(db: Connection) -> None:
+    """SQLite's m012: secrets sealed by hermes_hub.vault (ciphertext and the sealing key's id only)."""
+    await db.execute("""CREATE TABLE sealed_secrets (
+        user_id    text NOT NULL,
+        kind       text NOT NULL,
+        name       text NOT NULL,
+        key_id     text NOT NULL,
+        sealed     bytea NOT NULL,
+        updated_at double precision NOT NULL,
+        PRIMARY KEY (user_id, kind, name))""")
+
+
 MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
-    p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins]
+    p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins,
+    p006_sealed_secrets]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

@@ -292,6 +292,22 @@ def m011_status_logins(db: Connection) -> None:
         )""")
 
 
+
+def m012_sealed_secrets(db: Connection) -> None:
+    # Secrets sealed by hermes_hub.vault (AES-GCM, bound to user, kind and name): ciphertext only, and the
+    # id of the key that sealed it, so a replica holding another key says so plainly.
+    db.execute("""
+        CREATE TABLE sealed_secrets (
+            user_id    TEXT NOT NULL,
+            kind       TEXT NOT NULL,
+            name       TEXT NOT NULL,
+            key_id     TEXT NOT NULL,
+            sealed     BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, kind, name)
+        )""")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -304,6 +320,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m009_agent_runs,
     m010_summary_jobs,
     m011_status_logins,
+    m012_sealed_secrets,
 ]
 
 
