@@ -155,7 +155,8 @@ class View:
             if not (kind == "tools" and scope.lazy):  # a ready server with nothing listed now is a part too
                 parts.update({id(m): m for m in self.catalog.mounts if m.source.ready
                               and (scope.servers is None or m.source.name in scope.servers)})
-            kept = self._parts[method] = (generation, list(parts.values()), same_for_everyone(entries, kind))
+            shared = same_for_everyone(entries, kind) and all(m.serves(NOBODY) for m in parts.values())
+            kept = self._parts[method] = (generation, list(parts.values()), shared)
         return merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2])
 
     def tools_changed(self) -> bool:
