@@ -122,7 +122,8 @@ async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
 
 
 def render(doc: dict[str, Any]) -> str:
-    lines = ["| route | look-ups | requests to the hub | total | per look-up | ttlMs seen |", "|---|---|---|---|---|---|"]
+    lines = ["| route | look-ups | requests to the hub | total | per look-up | ttlMs seen |",
+             "|---|---|---|---|---|---|"]
     for name, r in doc["routes"].items():
         lines.append(f"| {name} | {r['lookups']} | {r['requests']} | {r['total_ms']:.1f} ms | {r['mean_ms']:.3f} ms "
                      f"| {r['ttl_ms_seen']} |")

@@ -214,8 +214,8 @@ async def test_a_toolset_endpoint_lists_only_its_own_servers_prompts_resources_a
     (tmp_path / "notes.json").write_text(json.dumps({"notes": [{"id": "groceries", "title": "Groceries",
                                                                 "body": "milk"}]}))
     servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
-    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar"]}, "own": {"servers": ["calendar", "hermes"]},
-                                               "all": {}},
+    toolsets = {"cal": {"servers": ["calendar"]}, "own": {"servers": ["calendar", "hermes"]}, "all": {}}
+    raw = {"mcpServers": servers, "toolsets": toolsets,
            "memory": {"embedder": "none"}}
     listed: dict[str, tuple[list[str], list[str], list[str]]] = {}
     async with Hub(parse_config(raw)) as hub:
