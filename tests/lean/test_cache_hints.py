@@ -4,14 +4,16 @@ that depends on the caller's role is never public, and a list_changed voids a hi
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-from tests.support import PROJECT, serve_process, until
+from tests.support import PROJECT, hub_env, serve_process, until
 
 pytestmark = pytest.mark.anyio
 
@@ -107,3 +109,18 @@ async def test_a_list_changed_voids_the_hint_at_once_and_the_new_list_gets_a_fre
 async def _listed_with(host: Client, name: str) -> Any:
     listed = await host.list_tools()
     return listed if name in {t.name for t in listed.tools} else None
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_hints_reach_a_2026_host_over_stdio_too_and_a_handshake_era_one_gets_none(tmp_path, mode):
+    cfg = tmp_path / "hub.json"
+    cfg.write_text(json.dumps(config(tmp_path, slow=hinting("slow", 30_000, "public"))))
+    params = StdioServerParameters(command=sys.executable, cwd=str(PROJECT), env=hub_env(), args=[
+        "-m", "hermes_hub", "serve", "--stdio", "--toolset", "slow", "--config", str(cfg)])
+    with anyio.fail_after(60):
+        async with Client(stdio_client(params), mode=mode, cache=None) as host:
+            listed = await until(lambda: _listed_with(host, "slow_forecast"), timeout=30)  # ready servers join
+    if mode == "auto":
+        assert 20_000 < listed.ttl_ms <= 30_000 and listed.cache_scope == "public"
+    else:
+        assert "ttl_ms" not in listed.model_fields_set
