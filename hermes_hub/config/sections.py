@@ -109,7 +109,12 @@ class HubSection(_Strict):
     max_result_bytes: int = Field(1_000_000, ge=1024)
     host: str = "127.0.0.1"
     port: int = Field(8600, ge=0, le=65535)
-    expose: Literal["all", "lazy"] = "all"  # lazy: the hub's own tools plus search/describe/call meta-tools
+    expose: Literal["all", "lazy"] = "all"  # lazy: search/describe/call meta-tools plus what ``always`` names
+    # tool globs over public names listed even lazily, and in every toolset whatever its servers
+    always: list[str] = Field(default_factory=list, max_length=200)
+    # the ttlMs the hub gives a list part whose server set no hint (its own tools, handshake-era servers):
+    # the hub announces every change of its lists with list_changed; 0 vouches for nothing
+    cache_ttl_ms: int = Field(60_000, ge=0, le=86_400_000)
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names a reverse proxy uses, e.g. "hub.example"
     trusted_proxies: list[str] = Field(default_factory=list)  # addresses whose X-Forwarded-For is believed
 
@@ -222,7 +227,8 @@ TOOLSET_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 class ToolsetConfig(_Strict):
     """One entry of ``toolsets``: a chosen catalog served at ``/mcp/<name>`` (and ``serve --stdio --toolset``).
-    ``servers`` unset means every server; the hub's own tools are always in it (deny them by name)."""
+    ``servers`` unset means every server, the hub's own (``hermes``) included; a list of servers gets the hub's
+    own tools only if it names ``hermes`` (and those ``hub.always`` names, in any case)."""
 
     servers: list[str] | None = None
     tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names

@@ -33,6 +33,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.sdk import host_connection
+from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
@@ -268,5 +269,6 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         **handlers,
     )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
+    server.middleware.append(CacheHints(catalog, identify))  # outside the memo: hints are per request
     server.middleware.append(ListingMemo(catalog, identify))
     return server
