@@ -6,6 +6,7 @@ server ``weather``; hosts are real SDK clients of ``hub.server`` in both protoco
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.namespace import Namespace
 from hermes_hub.config import parse_config
 from tests.fixtures.weather_app import HTML, UI_META, VIEW
-from tests.support import PROJECT
+from tests.support import PROJECT, stdio_hub
 
 pytestmark = pytest.mark.anyio
 ERAS = ["legacy", "auto"]  # the handshake (2025-11-25) and 2026-07-28
@@ -169,3 +170,38 @@ def test_the_mapping_composes_behind_another_hub_and_reverses_step_by_step():
     public = outer.uri(inner.uri(VIEW))
     assert public == "ui://edge/weather/weather/view.html"
     assert inner.original_uri(outer.original_uri(public)) == VIEW
+
+
+async def test_an_agent_run_is_not_offered_an_app_only_tool(tmp_path):
+    (tmp_path / "model.json").write_text(json.dumps([
+        {"when": "Unknown tool 'weather_refresh'", "text": "I was not given that tool."},
+        {"when": "refresh the view", "tool_calls": [{"name": "weather_refresh", "arguments": {}}]},
+    ]))
+    agent = {"provider": "scripted", "script": str(tmp_path / "model.json")}
+    async with weather_hub(agent=agent, memory={"embedder": "none"}) as hub, Client(hub.server) as host:
+        with anyio.fail_after(60):
+            run = (await host.call_tool("hermes_agent_run", {"task": "refresh the view"})).structured_content
+    # The loop answers a call of a tool it did not offer with "Unknown tool": refresh was not offered.
+    assert run["answer"] == "I was not given that tool."
+    assert run["tool_calls"][0]["name"] == "weather_refresh" and run["tool_calls"][0]["is_error"]
+
+
+async def test_behind_another_hub_the_ui_the_links_and_the_apps_own_names_still_work(tmp_path):
+    inner = stdio_hub({"mcpServers": {"weather": WEATHER}}, tmp_path / "inner.json", mode="legacy")
+    async with Hub(parse_config({"mcpServers": {"inner": inner}})) as hub:
+        with anyio.fail_after(60):
+            assert await hub.wait_settled(60)
+            async with Client(hub.server, extensions=RENDERS_APPS) as host:
+                tools = {t.name: t for t in (await host.list_tools()).tools}
+                ui = tools["inner_weather_forecast"].meta["ui"]["resourceUri"]
+                read = await host.read_resource(ui)
+                result = await host.call_tool("inner_weather_forecast", {"city": "Rome"})
+                links = [b.uri for b in result.content if isinstance(b, types.ResourceLink)]
+                linked = [(await host.read_resource(uri)).contents[0] for uri in links]
+                by_own_name = await host.call_tool("refresh", {})
+    assert ui == "ui://inner/weather/weather/view.html" and read.contents[0].text == HTML
+    assert read.contents[0].meta == {"ui": UI_META}
+    assert tools["inner_weather_refresh"].meta["ui"]["visibility"] == ["app"]
+    assert links == [ui, "weather://inner/weather/city/Rome"]
+    assert [c.text for c in linked] == [HTML, "Rome: sunny"]
+    assert by_own_name.content[0].text == "refreshed: 22 C"
