@@ -18,7 +18,7 @@ hub routes such a name when exactly one server with apps has a tool of that name
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import mcp.types as types
@@ -115,13 +115,15 @@ def renders_apps(capabilities: types.ClientCapabilities | None) -> bool:
     return isinstance(settings, dict) and APP_MIME_TYPE in (settings.get("mimeTypes") or [])
 
 
-def own_name(entries: Iterable[Any], name: str) -> Any | None:
+def own_name(entries: Iterable[Any], name: str, admits: Callable[[str], bool] | None = None) -> Any | None:
     """The catalog entry an app means by its server's own tool ``name``: the one tool of that name on
-    a server that serves apps (behind hubs, the one whose public name ends in it), or None."""
+    a server that serves apps (behind hubs, the one whose public name ends in it), or None.
+    ``admits`` (a toolset's scope, by public name) limits where it looks."""
     if not name:
         return None
-    named = [e for e in entries if e.original == name
-             or (e.original.endswith(name) and not e.original[-len(name) - 1].isalnum())]
+    named = [e for e in entries if (e.original == name
+             or (e.original.endswith(name) and not e.original[-len(name) - 1].isalnum()))
+             and (admits is None or admits(e.item.name))]
     found = [e for e in named if any(has_app(t) for t in e.mount.source.tools)]
     exact = [e for e in found if e.original == name]
     return (exact or found)[0] if len(exact or found) == 1 else None

@@ -237,7 +237,8 @@ class Catalog:
         """Route a call for ``ctx.caller``. Failures a model can act on come back as ``isError``
         results; progress, log messages and questions from the server go back through ``ctx``."""
         require(ctx)
-        entry = self.tools.get(name) or apps.own_name(self.tools.values(), name)  # an app: its server's names
+        # an app calls its server's tools by their own names (aggregation/apps.py)
+        entry = self.tools.get(name) or apps.own_name(self.tools.values(), name, ctx.in_scope)
         if entry is not None and not entry.mount.offers(entry.original, ctx.caller):
             entry = None  # a tool the caller may not use does not exist for them
         async with self.auditor(caller=ctx.caller, tool=name, server=entry.mount.source.name if entry else None,

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
@@ -205,3 +205,15 @@ async def test_behind_another_hub_the_ui_the_links_and_the_apps_own_names_still_
     assert links == [ui, "weather://inner/weather/city/Rome"]
     assert [c.text for c in linked] == [HTML, "Rome: sunny"]
     assert by_own_name.content[0].text == "refreshed: 22 C"
+
+
+async def test_an_apps_own_name_reaches_no_tool_outside_the_toolset_of_the_endpoint_called():
+    async with weather_hub(toolsets={"bare": {"servers": []}, "wx": {"servers": ["weather"]}}) as hub, \
+            Client(hub.endpoints["bare"].server, extensions=RENDERS_APPS) as bare, \
+            Client(hub.endpoints["wx"].server, extensions=RENDERS_APPS) as wx:
+        with anyio.fail_after(30):
+            inside = await wx.call_tool("refresh", {})
+            with pytest.raises(MCPError) as outside:
+                await bare.call_tool("refresh", {})
+    assert inside.content[0].text == "refreshed: 22 C"
+    assert "refresh" in outside.value.message and "tools/list" in outside.value.message
