@@ -214,6 +214,9 @@ class View:
         entry = self.catalog.tools.get(target)
         if entry is not None and not self.scope().admits(entry, target):
             raise UnknownName("tool", target, f"find the tools you can call with {search}")
+        if entry is not None and not apps.for_model(entry.item):  # the meta-tools are a model's way in
+            return error_result(f"'{target}' is for its app's view only (its _meta.ui.visibility leaves out "
+                                f"\"model\"); find the tools you can call with {search}.")
         if not self.scope().everything:
             ctx = ctx.replace(in_scope=self._admits)
         return await self.catalog.call_tool(target, args.get("arguments") or {}, ctx)

@@ -114,15 +114,19 @@ async def test_app_only_tools_reach_hosts_that_render_apps_and_stay_callable_but
     assert "weather_refresh" not in {t.name for t in hub.catalog.list_tools(hub.local) if apps.for_model(t)}
 
 
-async def test_lazy_search_and_describe_never_offer_an_app_only_tool():
+async def test_lazy_search_describe_and_call_never_offer_an_app_only_tool_to_a_model():
     async with weather_hub(hub={"expose": "lazy"}) as hub, Client(hub.server) as host:
         with anyio.fail_after(30):
             found = await host.call_tool("hermes_tools_search", {"query": "fresh numbers for the open view",
                                                                   "limit": 50})
             described = await host.call_tool("hermes_tools_describe", {"names": ["weather_refresh"]})
+            called = await host.call_tool("hermes_tools_call", {"name": "weather_refresh"})
+            by_app = await host.call_tool("weather_refresh", {})  # the app's own way in stays open
     names = [t["name"] for t in found.structured_content["tools"]]
     assert "weather_refresh" not in names and names  # the search found the other tools
     assert described.structured_content["unknown"] == ["weather_refresh"]
+    assert called.is_error and "for its app's view only" in called.content[0].text
+    assert by_app.content[0].text == "refreshed: 22 C"
 
 
 @pytest.mark.parametrize("era", ERAS)
