@@ -28,6 +28,8 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
+from mcp.client import advertise
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -48,6 +50,7 @@ from hermes_hub.downstream.watchers import NotifyFn, Watchers
 from hermes_hub.errors import DownstreamError, ServerNotReady
 
 log = logging.getLogger("hermes_hub.downstream")
+APP_HOST_SETTINGS = {"mimeTypes": [APP_MIME_TYPE]}  # the hub relays MCP Apps to hosts that render them
 TEARDOWN_SECONDS = 5.0  # closing a lost session (an HTTP DELETE to a hung server...); stdio's stop is shielded
 
 # The hub relays logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
@@ -153,6 +156,7 @@ class Connection:
                     mode=self.cfg.mode,
                     back_channel=back_channel(self.cfg, self.link),
                     cache=None,
+                    extensions=[advertise(EXTENSION_ID, APP_HOST_SETTINGS)],  # MCP Apps pass through the hub
                     # handshake and listings: bounded like start-up; tool calls have their own Deadline
                     read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),
                     message_handler=self._on_message,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
+from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.catalog import Catalog, Entry, error_result
 from hermes_hub.aggregation.filters import NameFilter
@@ -113,6 +114,10 @@ class View:
             return tools
         entries = self.catalog.tools
         return [t for t in tools if scope.admits(entries[t.name], t.name)]
+
+    def for_model(self, caller: Identity) -> list[types.Tool]:
+        """What lazy search and describe offer a model: the view's tools but those only apps call."""
+        return [t for t in self.tools_in_scope(caller) if apps.for_model(t)]
 
     def list_tools(self, caller: Identity) -> list[types.Tool]:
         if not self.scope().lazy:
@@ -232,10 +237,10 @@ class View:
                     ) -> types.CallToolResult | types.InputRequiredResult:
         search, describe = self.meta_names[SEARCH], self.meta_names[DESCRIBE]
         if name == search:
-            hits = await self.index.search(self.tools_in_scope(ctx.caller), args["query"], args.get("limit", 5))
+            hits = await self.index.search(self.for_model(ctx.caller), args["query"], args.get("limit", 5))
             return json_result({"tools": [h.as_dict() for h in hits]})
         if name == describe:
-            mine = {t.name: t for t in self.tools_in_scope(ctx.caller)}
+            mine = {t.name: t for t in self.for_model(ctx.caller)}
             found = [mine[n].model_dump(by_alias=True, exclude_none=True, mode="json") for n in args["names"] if n in mine]
             unknown = [n for n in args["names"] if n not in mine]
             data: dict[str, Any] = {"tools": found}
@@ -249,6 +254,9 @@ class View:
         entry = self.catalog.tools.get(target)
         if entry is not None and not self.scope().admits(entry, target):
             raise UnknownName("tool", target, f"find the tools you can call with {search}")
+        if entry is not None and not apps.for_model(entry.item):  # the meta-tools are a model's way in
+            return error_result(f"'{target}' is for its app's view only (its _meta.ui.visibility leaves out "
+                                f"\"model\"); find the tools you can call with {search}.")
         if not self.scope().everything:
             ctx = ctx.replace(in_scope=self._admits)
         return await self.catalog.call_tool(target, args.get("arguments") or {}, ctx)
