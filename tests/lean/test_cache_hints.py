@@ -49,7 +49,7 @@ async def test_a_servers_hints_pass_through_to_a_2026_host_and_a_handshake_era_h
                 read = await host.read_resource("doc://slow/readme")
                 old_read = await old.read_resource("doc://slow/readme")
     for method, result in modern.items():
-        assert 20_000 < result.ttl_ms <= 30_000 and result.cache_scope == "public", method  # counted from the fetch
+        assert 0 < result.ttl_ms <= 30_000 and result.cache_scope == "public", method  # counted from the fetch
     assert (read.ttl_ms, read.cache_scope, read.contents[0].text) == (30_000, "public", "read me")
     for result in [*legacy.values(), old_read]:  # the handshake era has no hints: none on the wire
         assert "ttl_ms" not in result.model_fields_set and "cache_scope" not in result.model_fields_set
@@ -66,7 +66,7 @@ async def test_a_merged_list_gets_the_smallest_ttl_and_the_narrowest_scope_of_it
         again = await listings(f"{served.url}/slow_fast")
     for method in slow_fast:
         assert 0 < slow_fast[method].ttl_ms <= 4_000 and slow_fast[method].cache_scope == "public", method
-        assert 20_000 < slow_shy[method].ttl_ms <= 30_000 and slow_shy[method].cache_scope == "private", method
+        assert 4_000 < slow_shy[method].ttl_ms <= 30_000 and slow_shy[method].cache_scope == "private", method
     names = [t.name for t in slow_fast["tools/list"].tools]
     assert names == ["slow_forecast", "slow_grow", "fast_forecast", "fast_grow"]  # config order, every time
     assert [t.name for t in again["tools/list"].tools] == names
