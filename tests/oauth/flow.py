@@ -20,6 +20,8 @@ from tests.support import toy
 TOKENS = {"alice": "alice-token-0123456789abcdef", "root": "root-token-0123456789abcdef"}
 CALLBACK = "http://127.0.0.1:9/callback"  # never reached: the browser's request to it is intercepted
 SECONDS = 10_000  # Playwright's waits, in ms
+HANDSHAKE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "oauth-test", "version": "1"}}}
 
 
 def hub_config(**sections: Any) -> dict[str, Any]:
@@ -102,3 +104,59 @@ async def signed_in(url: str, auth: OAuthClientProvider) -> AsyncIterator[Any]:
 def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
     return verifier, base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+class Raw:
+    """The authorization-code flow by hand (register, authorize, the consent form, token), for the
+    refusals a well-behaved client never provokes. ``http`` is an ``httpx2.AsyncClient``."""
+
+    def __init__(self, http: Any, mcp_url: str) -> None:
+        self.http, self.mcp = http, mcp_url
+        self.base = mcp_url.removesuffix("/mcp")
+        self.client_id = ""
+        self.verifier, self.challenge = pkce()
+
+    async def register(self, name: str = "Raw Client") -> dict[str, Any]:
+        answer = await self.http.post(f"{self.base}/register", json={
+            "client_name": name, "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
+        assert answer.status_code == 201, answer.text
+        self.client_id = answer.json()["client_id"]
+        return answer.json()
+
+    async def authorize(self, **override: str) -> httpx2.Response:
+        params = {"response_type": "code", "client_id": self.client_id, "redirect_uri": CALLBACK,
+                  "code_challenge": self.challenge, "code_challenge_method": "S256", "state": "st4te",
+                  "resource": self.mcp, **override}
+        return await self.http.get(f"{self.base}/authorize", params={k: v for k, v in params.items() if v != ""})
+
+    async def consent(self, consent_url: str, token: str = TOKENS["alice"], decision: str = "approve") -> httpx2.Response:
+        return await self.http.post(consent_url, data={"token": token, "decision": decision})
+
+    async def code(self, **override: str) -> str:
+        asked = await self.authorize(**override)
+        assert asked.status_code == 302, asked.text
+        answered = await self.consent(asked.headers["location"])
+        assert answered.status_code == 303, answered.text
+        query = parse_qs(urlsplit(answered.headers["location"]).query)
+        assert query["state"] == ["st4te"]
+        return query["code"][0]
+
+    async def token(self, **form: str) -> httpx2.Response:
+        return await self.http.post(f"{self.base}/token", data={"client_id": self.client_id, **form})
+
+    async def exchange(self, code: str, **override: str) -> httpx2.Response:
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": CALLBACK,
+                "code_verifier": self.verifier, "resource": self.mcp, **override}
+        return await self.token(**{k: v for k, v in form.items() if v != ""})
+
+    async def tokens(self) -> dict[str, Any]:
+        answer = await self.exchange(await self.code())
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    async def status(self, access_token: str, url: str | None = None) -> int:
+        """The HTTP status of an initialize sent to ``url`` (default /mcp) with ``access_token``."""
+        answer = await self.http.post(url or self.mcp, json=HANDSHAKE, headers={
+            "Authorization": f"Bearer {access_token}", "Accept": "application/json, text/event-stream"})
+        return answer.status_code
