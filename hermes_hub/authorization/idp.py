@@ -40,6 +40,7 @@ class ExternalIssuer:
         self.issuer, self.audience, self.claim = issuer.rstrip("/"), audience, claim
         self._keys: dict[str, Any] = {}
         self._fetched = -KEYS_FRESH
+        self._forced = -REFETCH_AFTER  # the last fetch an unknown key id asked for
         self._lock = anyio.Lock()
 
     async def _jwks_uri(self, http: httpx2.AsyncClient) -> str:
@@ -51,10 +52,12 @@ class ExternalIssuer:
 
     async def _refresh(self, force: bool) -> None:
         async with self._lock:
-            age = time.monotonic() - self._fetched
-            if (not force and age < KEYS_FRESH) or (force and age < REFETCH_AFTER):
+            now = time.monotonic()
+            if (not force and now - self._fetched < KEYS_FRESH) or (force and now - self._forced < REFETCH_AFTER):
                 return
-            self._fetched = time.monotonic()  # a failure waits REFETCH_AFTER too, not every request
+            self._fetched = now  # a failed fetch counts too: the next waits, rather than one per request
+            if force:
+                self._forced = now
             try:
                 async with httpx2.AsyncClient(timeout=FETCH_TIMEOUT, follow_redirects=False) as http:
                     answer = await http.get(await self._jwks_uri(http))

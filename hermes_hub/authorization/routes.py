@@ -23,7 +23,7 @@ from mcp.server.auth.middleware.client_auth import ClientAuthenticator
 from mcp.server.auth.routes import build_metadata, cors_middleware
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
-from mcp.shared.auth import ProtectedResourceMetadata
+from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -104,9 +104,9 @@ def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | 
     def resource(path: str) -> Callable[[Request], Any]:
         async def metadata(request: Request) -> Response:
             here = origin(request, public_url)
-            document = ProtectedResourceMetadata(
-                resource=AnyHttpUrl(here + path), authorization_servers=[AnyHttpUrl(issuer or here)],
-                scopes_supported=list(DEFAULT_SCOPES), resource_name=f"{name} {path}")
+            document = ProtectedResourceMetadata.model_validate({  # strings: an issuer keeps its exact form
+                "resource": here + path, "authorization_servers": [issuer or here],
+                "scopes_supported": list(DEFAULT_SCOPES), "resource_name": f"{name} {path}"})
             return await ProtectedResourceMetadataHandler(document).handle(request)
         return metadata
 
@@ -117,11 +117,12 @@ def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | 
         return routes  # tokens come from the identity provider
 
     async def server_metadata(request: Request) -> Response:
-        metadata = build_metadata(AnyHttpUrl(origin(request, public_url)), None, REGISTRATION,
-                                  RevocationOptions(enabled=True))
-        metadata.client_id_metadata_document_supported = True
-        metadata.token_endpoint_auth_methods_supported = ["none", "client_secret_post", "client_secret_basic"]
-        return await MetadataHandler(metadata).handle(request)
+        here = origin(request, public_url)
+        data = build_metadata(AnyHttpUrl(here), None, REGISTRATION, RevocationOptions(enabled=True)).model_dump(
+            mode="json", exclude_none=True)
+        data.update(issuer=here, client_id_metadata_document_supported=True,  # the issuer exactly, no "/" added
+                    token_endpoint_auth_methods_supported=["none", "client_secret_post", "client_secret_basic"])
+        return await MetadataHandler(OAuthMetadata.model_validate(data)).handle(request)
 
     provider: Any = _Provider(get)
     clients = ClientAuthenticator(provider)
