@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette

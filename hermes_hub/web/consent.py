@@ -12,6 +12,8 @@ the client's redirect URI with a code; denying, with ``error=access_denied``. Ea
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +94,22 @@ def consent_routes(hub: Hub, access: Access, page: Callable[..., Response],
 
     return [Route(CONSENT_PATH + "/{request_id}", limited(show, html=True), methods=["GET"]),
             Route(CONSENT_PATH + "/{request_id}", limited(decide, html=True), methods=["POST"])]
+
+
+_REQUEST_ID = re.compile(re.escape(CONSENT_PATH) + r"/[^\s?/\"]+")
+
+
+class _HideRequestIds(logging.Filter):
+    """A pending sign-in's id is in the consent page's path: keep it out of the access log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, str) and CONSENT_PATH in a for a in record.args):
+            record.args = tuple(_REQUEST_ID.sub(CONSENT_PATH + "/<hidden>", a) if isinstance(a, str) else a
+                                for a in record.args)
+        return True
+
+
+logging.getLogger("uvicorn.access").addFilter(_HideRequestIds())  # at import, before the first request
 
 
 def _back(params: dict[str, Any], **answer: str) -> Response:

@@ -117,6 +117,18 @@ async def test_denying_sends_access_denied_back_and_the_request_cannot_be_approv
     assert late.status_code == 400 and "expired or was already answered" in late.text
 
 
+async def test_no_secret_of_the_flow_reaches_the_hub_log(raw, tmp_path):
+    asked = await raw.authorize()
+    request_id = asked.headers["location"].rsplit("/", 1)[1]
+    code = (await raw.consent(asked.headers["location"])).headers["location"].split("code=")[1].split("&")[0]
+    tokens = (await raw.exchange(code)).json()
+    await raw.status(tokens["access_token"])
+    log = (tmp_path / "hub.log").read_text()
+    assert "/status/authorize/<hidden>" in log
+    for secret in (request_id, code, tokens["access_token"], tokens["refresh_token"], raw.verifier):
+        assert secret not in log
+
+
 async def test_a_consent_answer_posted_from_another_site_is_refused(raw):
     asked = await raw.authorize()
     forged = await raw.http.post(asked.headers["location"], data={"token": TOKENS["alice"], "decision": "approve"},
