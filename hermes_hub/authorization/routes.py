@@ -11,6 +11,8 @@ the protected-resource metadata names that identity provider and the hub issues 
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -27,13 +29,14 @@ from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hermes_hub.authorization.grants import CODE_LIFETIME, DEFAULT_SCOPES, SCOPES
 from hermes_hub.authorization.provider import ORIGIN
 
+REGISTRATIONS_PER_MINUTE = 20
 REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(DEFAULT_SCOPES))
 WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource"
 # The SDK's words for a refused token request, and what a person does about each.
@@ -87,6 +90,33 @@ class _AtOrigin:
             ORIGIN.reset(token)
 
 
+class _Registrations:
+    """At most ``limit`` client registrations a minute from one address (429 past it), so nobody fills
+    the store with clients; addresses are forgotten oldest first past ``addresses``."""
+
+    def __init__(self, app: ASGIApp, limit: int = REGISTRATIONS_PER_MINUTE, addresses: int = 4096) -> None:
+        self.app, self.limit, self.addresses = app, limit, addresses
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            address, now = (scope.get("client") or ("unknown",))[0], time.monotonic()
+            times = self._seen.pop(address, deque())
+            while times and times[0] < now - 60:
+                times.popleft()
+            self._seen[address] = times
+            if len(self._seen) > self.addresses:
+                self._seen.popitem(last=False)
+            if len(times) >= self.limit:
+                retry = max(1, int(times[0] + 61 - now))
+                await JSONResponse({"error": "too_many_requests", "error_description":
+                                    f"too many client registrations from your address; try again in {retry} s"},
+                                   429, {"retry-after": str(retry)})(scope, receive, send)
+                return
+            times.append(now)
+        await self.app(scope, receive, send)
+
+
 class _Provider:
     """The running hub's ``HubProvider``, looked up per call (it exists once the store is open)."""
 
@@ -135,6 +165,8 @@ def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | 
                         cors_middleware(server_metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]))
     for path, handle, methods in handlers:
         app: ASGIApp = _AtOrigin(request_response(handle), public_url)
+        if path == "/register":
+            app = _Registrations(app)
         if path != "/authorize":  # a browser client (the MCP Inspector) calls these across origins
             methods = [*methods, "OPTIONS"]
             app = CORSMiddleware(app, allow_origins="*", allow_methods=methods, allow_headers=["mcp-protocol-version"])

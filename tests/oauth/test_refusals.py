@@ -134,3 +134,11 @@ async def test_a_consent_answer_posted_from_another_site_is_refused(raw):
     forged = await raw.http.post(asked.headers["location"], data={"token": TOKENS["alice"], "decision": "approve"},
                                  headers={"Origin": "https://evil.example"})
     assert forged.status_code == 403
+
+
+async def test_registrations_from_one_address_are_limited_per_minute(raw):
+    answers = [await raw.http.post(f"{raw.base}/register", json={"redirect_uris": [CALLBACK], "client_name": "x"})
+               for _ in range(20)]
+    assert [a.status_code for a in answers].count(429) == 1  # the fixture registered once already
+    assert "too many client registrations from your address" in answers[-1].json()["error_description"]
+    assert int(answers[-1].headers["retry-after"]) >= 1
