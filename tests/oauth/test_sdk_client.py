@@ -41,3 +41,17 @@ async def test_a_token_for_a_toolset_does_not_open_the_whole_hub(tmp_path):
         assert "issued for /mcp/work, not /mcp" in refused.json()["error_description"]
         assert 'resource_metadata="' + served.url.removesuffix("/mcp") + '/.well-known/oauth-protected-resource/mcp"' \
             in refused.headers["www-authenticate"]
+
+
+async def test_a_person_logged_in_to_the_status_page_approves_without_typing_a_token(tmp_path):
+    async with serve_process(hub_config(), tmp_path) as served, browser() as chromium:
+        context = await chromium.new_context()  # one browser profile: the status page's cookie carries over
+        page = await context.new_page()
+        await page.goto(served.url.removesuffix("/mcp") + "/status")
+        await page.fill("#token", TOKENS["root"])
+        await page.click("button[type=submit]")
+        await page.wait_for_url("**/status")
+        consent = Consent(context, token=None)
+        async with signed_in(served.url, sdk_client(served.url, consent)) as host:
+            assert (await host.list_tools()).tools
+        assert "Signed in as root" in consent.page_text
