@@ -142,3 +142,14 @@ async def test_registrations_from_one_address_are_limited_per_minute(raw):
     assert [a.status_code for a in answers].count(429) == 1  # the fixture registered once already
     assert "too many client registrations from your address" in answers[-1].json()["error_description"]
     assert int(answers[-1].headers["retry-after"]) >= 1
+
+
+async def test_an_access_token_past_its_hour_is_refused_and_the_refresh_token_renews_it(raw):
+    tokens = await raw.tokens()
+    async with open_store() as store:  # the served hub's own database: an hour on
+        await store.raw("UPDATE oauth_tokens SET expires_at = expires_at - 3601 WHERE kind = 'access'", write=True)
+    expired = await raw.http.post(raw.mcp, json={}, headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    assert expired.status_code == 401
+    assert expired.json()["error_description"].startswith("access token expired; refresh it or sign in again")
+    renewed = (await raw.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])).json()
+    assert await raw.status(renewed["access_token"]) == 200
