@@ -302,7 +302,7 @@ class Connection:
         self._set(state, why)
 
     def _gone(self) -> str:
-        return gone(self.cfg, self.link)
+        return self.link.needs_auth or gone(self.cfg, self.link)
 
     # -- forwarding ------------------------------------------------------------------------
 

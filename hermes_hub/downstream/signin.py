@@ -124,4 +124,6 @@ class _Recorded(httpx2.Auth):
 def _plain(e: Exception) -> str:
     """An OAuth error's message without what a server echoed back (a body may quote a code)."""
     text = str(e).split(":", 1)[0] if isinstance(e, OAuthTokenError) else str(e)
-    return text[:300] if "mismatch" not in text.lower() else "the authorization response did not match the request"
+    if text.startswith("State parameter mismatch"):  # it quotes both states
+        return "the authorization response's state did not match the request's"
+    return text[:300]
