@@ -38,6 +38,7 @@ class Grant(BaseModel):
     tokens: OAuthToken | None = None
     client: OAuthClientInformationFull | None = None
     expires_at: float | None = None  # time.time() the access token expires; None: not said
+    wanted_scope: str | None = None  # scopes the server asked for beyond the grant's (a step-up): the next login's
 
     def __repr__(self) -> str:
         return (f"Grant(tokens={'yes' if self.tokens else 'no'}, refresh={'yes' if self.refreshable else 'no'}, "

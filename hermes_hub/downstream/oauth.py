@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator
 from typing import NoReturn, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anyio
 import httpx2
@@ -55,6 +56,19 @@ def needs_auth_text(name: str, owner: str | None, why: str) -> str:
     """The error of a server in NEEDS_AUTH: what happened and the fix."""
     return (f"{why}; sign in: run `{login_command(name, owner)}`, or press Connect on the status page "
             f"(a running hub picks the new grant up within {POLL_SECONDS:g}s)")
+
+
+def with_scopes(url: str, *scopes: str | None) -> str:
+    """The authorization URL asking also for ``scopes`` (space-separated lists): the SDK asks only for what the
+    server's challenge or metadata names, which would drop hub.json's ``scopes`` and a step-up's."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    asked = next((v for k, v in query if k == "scope"), "")
+    union = list(dict.fromkeys(s for group in (asked, *scopes) if group for s in group.split()))
+    if not union or union == asked.split():
+        return url
+    query = [(k, v) for k, v in query if k != "scope"] + [("scope", " ".join(union))]
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def client_metadata(cfg: ServerConfig, redirect_uri: str) -> OAuthClientMetadata:
@@ -124,6 +138,13 @@ class GrantAuth(httpx2.Auth):
         if self._provider is not None:
             self._provider.context.token_expiry_time = grant.refresh_at()
 
+    async def _remember(self, wanted: str | None) -> None:
+        """Keep the scopes a step-up asked for with the grant, so the next login asks for them."""
+        loaded = await self._grants.load(self._user(), self._name)
+        if loaded.grant is not None and wanted:
+            await self._grants.save(self._user(), self._name, loaded.grant.model_copy(update={"wanted_scope": wanted}))
+            self._link.grant_seen = (await self._grants.load(self._user(), self._name)).fingerprint
+
     def _signed_out(self, why: str) -> None:
         self._link.needs_auth = needs_auth_text(self._name, self._owner, why)
         self._link.closed.set()  # the connection leaves READY (or its start-up ends) and waits for a grant
@@ -149,7 +170,9 @@ class GrantAuth(httpx2.Auth):
             except StopAsyncIteration:
                 return
             except _SignInNeeded:
-                self._signed_out(f"server '{self._name}' asks for scopes the hub's grant does not hold")
+                wanted = self._provider.context.client_metadata.scope  # the SDK's union: held + asked for
+                await self._remember(wanted)
+                self._signed_out(f"server '{self._name}' asks for scopes the hub's grant does not hold ({wanted})")
                 return
             except (OAuthFlowError, OAuthTokenError, httpx2.HTTPError) as e:
                 log.warning("[%s] OAuth: %s", self._name, type(e).__name__)  # their text may quote a body

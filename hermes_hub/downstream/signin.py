@@ -25,7 +25,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.grants import SHARED, Grant, Grants
-from hermes_hub.downstream.oauth import preregistered, provider, signs_in
+from hermes_hub.downstream.oauth import preregistered, provider, signs_in, with_scopes
 from hermes_hub.errors import HubError
 
 CHECK_SECONDS = 60.0  # the handshake and listing that run the flow and show the grant works
@@ -68,7 +68,14 @@ async def sign_in(grants: Grants, name: str, cfg: ServerConfig, *, user_id: str 
         raise HubError(f"server '{name}' does not sign in with OAuth: {why} (mcpServers.{name} in {cfg.config_file})")
     assert cfg.url
     staged = _Staged(Grant(client=preregistered(cfg, redirect_uri)))
-    auth = _Recorded(provider(cfg, staged, redirect_uri, redirect_handler=open_url, callback_handler=wait_code))
+    before = (await grants.load(user_id, name)).grant
+    extra = (" ".join(cfg.auth.scopes) if cfg.auth and cfg.auth.scopes else None,
+             before.wanted_scope if before else None)
+
+    async def send_person(url: str) -> None:
+        await open_url(with_scopes(url, *extra))
+
+    auth = _Recorded(provider(cfg, staged, redirect_uri, redirect_handler=send_person, callback_handler=wait_code))
     headers = {k: v for k, v in cfg.headers.items() if k.lower() != "authorization"}
     tools: int | None = None
     async with httpx2.AsyncClient(headers=headers, auth=auth, timeout=httpx2.Timeout(30)) as http:

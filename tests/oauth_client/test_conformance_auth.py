@@ -22,7 +22,7 @@ DRIVER = Path(__file__).with_name("conformance_client.py")
 PASSING = [
     "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
     "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
-    "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
 ]
