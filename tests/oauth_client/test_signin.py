@@ -176,3 +176,41 @@ async def test_login_refuses_a_server_that_is_not_remote_or_unknown(tmp_path):
     assert code == 2 and "no server 'nope'" in out, out
     code, out = await cli("login", "local", "--config", str(config))
     assert code == 1 and "stdio server takes its credentials in 'env'" in out, out
+
+
+async def test_the_status_pages_connect_signs_a_served_hub_in_through_its_own_callback(tmp_path):
+    import httpx2
+
+    from tests.support import serve_process
+
+    protected = Protected()
+    async with serving(protected) as url:
+        config = {"mcpServers": {"crm": {"url": url, "startup_timeout": 10}}, "storage": {"url": "sqlite:///hub.db"}}
+        async with serve_process(config, tmp_path) as served, httpx2.AsyncClient(timeout=30) as browser:
+            base = served.url.removesuffix("/mcp")
+
+            async def crm() -> dict[str, Any]:
+                data = (await browser.get(f"{base}/status.json")).json()
+                return {**next(s for s in data["servers"] if s["name"] == "crm"), "csrf": data.get("csrf")}
+
+            await until(lambda: _state(crm, "NEEDS_AUTH"), timeout=20)
+            page = (await browser.get(f"{base}/status")).text
+            assert "Connect crm" in page and FIX in page
+            pressed = await browser.post(f"{base}/status/servers/crm/connect", data={"csrf": (await crm())["csrf"]})
+            assert pressed.status_code == 303 and pressed.headers["location"].startswith(f"{protected.base}/authorize")
+            approved = await browser.get(pressed.headers["location"])  # the person approves at the server
+            back = approved.headers["location"]
+            assert back.startswith(f"{base}/status/oauth/callback/crm?")
+            again = await browser.get(back)
+            assert again.status_code == 303 and again.headers["location"] == "/status"
+            reused = await browser.get(back)  # a code comes back once
+            assert reused.status_code == 400 and "press Connect again" in reused.text
+            await until(lambda: _state(crm, "READY"), timeout=20)
+            async with Client(served.url) as host:
+                result = await host.call_tool("crm_whoami", {})
+            assert not result.is_error and result.content[0].text == "signed in to the CRM"
+        assert leaked(protected, served.log.read_text()) == []
+
+
+async def _state(crm: Any, state: str) -> bool:
+    return (await crm())["state"] == state
