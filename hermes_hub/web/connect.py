@@ -39,6 +39,7 @@ MAX_PENDING = 32
 class _Flow:
     server: str
     user: str  # the status-page user who pressed Connect: only they may complete it
+    owner: str = ""  # whose grant it becomes: "" the hub's (shared), else that user's (``per_user`` servers)
     url: str | None = None
     state: str | None = None
     ready: anyio.Event = field(default_factory=anyio.Event)
@@ -80,6 +81,11 @@ class _Asgi:
         await self.app(scope, receive, send)
 
 
+def _per_user(hub: Hub, name: str) -> bool:
+    """A server whose every user signs in with their own account (``per_user``, issue 18 §2)."""
+    return bool(getattr(hub.config.mcp_servers.get(name), "per_user", False))
+
+
 def connect_routes(hub: Hub, access: Access) -> list[BaseRoute]:
     flows: dict[str, _Flow] = {}  # state -> the flow waiting for it
     logging.getLogger("uvicorn.access").addFilter(_HIDE)  # once: the same filter object is added only once
@@ -101,7 +107,7 @@ def connect_routes(hub: Hub, access: Access) -> list[BaseRoute]:
             return flow.result
 
         try:
-            done = await sign_in(hub.grants, flow.server, cfg, redirect_uri=redirect_uri, open_url=show,
+            done = await sign_in(hub.grants, flow.server, cfg, user_id=flow.owner, redirect_uri=redirect_uri, open_url=show,
                                  wait_code=wait, patience=PATIENCE)
             log.info("status page: %s signed the hub in to %s (%s tools)", flow.user, flow.server, done.tools)
         except HubError as e:
@@ -115,9 +121,10 @@ def connect_routes(hub: Hub, access: Access) -> list[BaseRoute]:
         request = Request(scope, receive)
         name = request.path_params["name"]
         viewer = await access.viewer(request)
+        own = name in hub.pool.connections and _per_user(hub, name)  # each user connects their own account
         if viewer is None:
             response: Response = JSONResponse({"error": "unauthorized"}, status_code=401)
-        elif not viewer.admin:  # a shared server's grant acts for every user: the admin's to give
+        elif not viewer.admin and not own:  # a shared server's grant acts for every user: the admin's to give
             response = JSONResponse({"error": "forbidden: only admins may connect the hub's shared servers"}, 403)
         elif not await access.may_act(request, viewer):
             response = JSONResponse({"error": "forbidden: missing or wrong CSRF token; reload the page and retry"}, 403)
@@ -126,7 +133,8 @@ def connect_routes(hub: Hub, access: Access) -> list[BaseRoute]:
         elif len(flows) >= MAX_PENDING:
             response = _message("too many sign-ins are waiting; finish or abandon one first", 429)
         else:
-            flow = _Flow(name, viewer.identity.user_id)
+            user = viewer.identity.user_id
+            flow = _Flow(name, user, user if own else "")
             redirect_uri = f"{request.url.scheme}://{request.url.netloc}{CALLBACK}{name}"
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run_flow, flow, redirect_uri)
