@@ -74,6 +74,8 @@ async def test_a_server_asking_for_oauth_is_needs_auth_and_servers_and_calls_say
             assert hub.pool.connections["crm"].restarts == 0  # waiting for a person, not retrying in a loop
             is_error, text = await call(hub, "hermes_hub_status")
             assert not is_error and "NEEDS_AUTH" in text and FIX in text
+            is_error, text = await call(hub)  # one of its tools: a tool error the model can pass on
+            assert is_error and "NEEDS_AUTH" in text and FIX in text, text
 
 
 async def test_login_stores_a_sealed_grant_that_a_running_hub_picks_up_without_a_restart(tmp_path):
