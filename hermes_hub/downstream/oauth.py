@@ -191,12 +191,15 @@ class GrantAuth(httpx2.Auth):
 async def wait_for_grant(grants: Grants, owner: str | None, name: str, seen: str | None) -> None:
     """Return once the vault holds a grant for (owner, server) other than the one that failed (``seen``).
     Bounded polling of the store (a login on another machine or replica), woken early by a login here."""
+    said = None
     while True:
         try:
             loaded = await grants.load(owner or SHARED, name)
             if loaded.fingerprint not in (None, seen) and loaded.grant is not None and loaded.grant.tokens:
                 return
         except VaultError as e:
-            log.warning("[%s] %s", name, e)
+            if str(e) != said:  # once per distinct reason, not every poll
+                said = str(e)
+                log.warning("[%s] %s", name, e)
         with anyio.move_on_after(POLL_SECONDS):
             await grants.changed.wait()
