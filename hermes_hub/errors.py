@@ -85,7 +85,8 @@ class ServerNotReady(HubError):
 
     def for_caller(self, is_admin: bool) -> ServerNotReady:
         """This error for a caller: an admin reads the server's error, anyone else ``ASK_ADMIN``."""
-        return self if is_admin or not self.detail else ServerNotReady(self.server, self.state, ASK_ADMIN)
+        # NEEDS_AUTH's detail is the fix (which login to run), the caller's to read, never a secret
+        return self if is_admin or not self.detail or self.state == "NEEDS_AUTH" else ServerNotReady(self.server, self.state, ASK_ADMIN)
 
 
 class UnknownName(HubError):

@@ -35,6 +35,7 @@ from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
 from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
@@ -49,6 +50,7 @@ from hermes_hub.toolsets.tokens import token_report
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
+from hermes_hub.vault import Vault
 
 
 @asynccontextmanager
@@ -92,7 +94,8 @@ class Hub:
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file))
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
-        self.pool = Pool(config, on_change=self._on_change)
+        self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
+        self.pool = Pool(config, on_change=self._on_change, grants=self.grants)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
         self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
@@ -153,6 +156,10 @@ class Hub:
     @property
     def store(self) -> Store:
         return self.services.store
+
+    @property
+    def vault(self) -> Vault:
+        return self.services.vault
 
     @property
     def sessions(self) -> Sessions:

@@ -52,6 +52,7 @@ def server_status(conn: Connection, catalog: Catalog, viewer: Identity) -> dict[
         "resource_templates": len(conn.templates),
         "prompts": len(conn.prompts),
         "error": hidden(conn.error, viewer),
+        "fix": conn.error if conn.state.value == "NEEDS_AUTH" else None,  # how to sign in: anyone may read it
         "restarts": conn.restarts,
         "next_retry": None if (wait := conn.next_retry) is None else round(wait, 1),  # seconds from now
         "health_failures": conn.health.failures,  # consecutive failed health checks

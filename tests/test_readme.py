@@ -18,6 +18,7 @@ from hermes_hub.config import (
     AuthSection,
     HubSection,
     MemorySection,
+    ServerAuth,
     ServerConfig,
     StorageSection,
     TokenEntry,
@@ -43,7 +44,7 @@ def blocks(page: Path, lang: str) -> list[tuple[int, str]]:
 
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
-    sections = (ServerConfig, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
+    sections = (ServerConfig, ServerAuth, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
                 AgentSection, AgentProfile, ToolsetConfig)
     keys = {key for section in sections for key in section.model_fields}
     reference = REFERENCE.read_text()

@@ -40,6 +40,8 @@ def servers_table(status: dict[str, Any]) -> str:
     out = table(["server", "state", "transport", "tools", "resources", "prompts", "protocol", "error"], rows, 90)
     # An error's last words are usually the fix: when the cell cuts them off, print the error in full.
     for s in status["servers"]:
+        if s.get("fix") and (s.get("error") != s["fix"] or len(s["fix"]) <= 90):
+            out += f"\n{s['name']} {s['state']}: {s['fix']}"
         if len(s.get("error") or "") > 90:
             out += f"\n{s['name']} {s['state']}: {s['error']}"
     for c in status.get("collisions", []):

@@ -15,6 +15,7 @@ from hermes_hub.config.sections import (
     HubConfig,
     HubSection,
     MemorySection,
+    ServerAuth,
     ServerConfig,
     StorageSection,
     TokenEntry,
@@ -23,5 +24,5 @@ from hermes_hub.config.sections import (
 )
 
 __all__ = ["FOREIGN_SERVER_KEYS", "FOREIGN_TOP_KEYS", "MODEL_KEYS", "PREFIX_RE", "AgentProfile", "AgentSection",
-           "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerConfig", "StorageSection", "TokenEntry",
+           "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerAuth", "ServerConfig", "StorageSection", "TokenEntry",
            "ToolFilter", "ToolsetConfig", "load_config", "parse_config"]

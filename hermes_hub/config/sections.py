@@ -41,6 +41,25 @@ class ToolFilter(_Strict):
     deny: list[str] = Field(default_factory=list)
 
 
+class ServerAuth(_Strict):
+    """``mcpServers.NAME.auth``: how the hub signs in to an OAuth-protected remote server. Every key is
+    optional: with none set, discovery (RFC 9728, RFC 8414) and registration (CIMD or RFC 7591) do it all."""
+
+    type: Literal["oauth"] = "oauth"
+    client_id: str | None = None  # a client registered beforehand with the server's authorization server
+    client_secret: SecretStr | None = None  # that client's secret, if it has one
+    scopes: list[str] | None = None  # scopes to ask for; None: what the server advertises
+    client_metadata_url: str | None = None  # an https URL of the hub's client ID metadata document (CIMD)
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _cimd_url(cls, v: str | None) -> str | None:
+        if v is not None and (not v.startswith("https://") or v.rstrip("/").count("/") < 3):
+            raise ValueError(f"client_metadata_url {v!r} must be an https URL with a path, e.g. "
+                             "https://example.org/hermes-hub/client.json")
+        return v
+
+
 class ServerConfig(_Strict):
     """One entry of ``mcpServers``: a stdio child (``command``) or a remote (``url``)."""
 
@@ -51,6 +70,7 @@ class ServerConfig(_Strict):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: ServerAuth | None = None  # OAuth settings; a remote server without them still signs in by discovery
     # hermes keys
     prefix: str | None = None
     tools: ToolFilter = Field(default_factory=ToolFilter)
@@ -98,6 +118,9 @@ class ServerConfig(_Strict):
             raise ValueError("type 'stdio' needs 'command'")
         if self.type not in (None, "stdio") and not self.url:
             raise ValueError(f"type {self.type!r} needs 'url'")
+        if self.auth is not None and self.command:
+            raise ValueError("'auth' (OAuth) applies to a remote server ('url'); a stdio server takes its "
+                             "credentials in 'env'")
         if self.backoff_max < self.backoff_initial:
             raise ValueError(f"backoff_max ({self.backoff_max:g}) must be at least backoff_initial "
                              f"({self.backoff_initial:g})")

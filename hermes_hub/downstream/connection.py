@@ -5,7 +5,8 @@
        │  └── backoff elapsed ── RESTARTING ◀┴── peer gone (exit, drop) ────┘
        │                         CRASH_LOOP  ◀── `crash_loop_after` quick failures in a row
        ├── error / timeout / exit ──▶ RESTARTING (or CRASH_LOOP)
-       └── config error that cannot heal (command or cwd missing) ──▶ FAILED (until a reload)
+       ├── config error that cannot heal (command or cwd missing) ──▶ FAILED (until a reload)
+       └── 401: no OAuth grant, or it cannot be refreshed ──▶ NEEDS_AUTH ── a new grant in the vault ──▶ STARTING
     any state --hub stops--> STOPPED
 
 A server is READY only once its handshake is done and every page of its tools, resources,
@@ -40,10 +41,12 @@ from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.era import EraClient, back_channel
+from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.http_status import HTTP_STATUS_KEY, RETRY_AFTER_KEY
 from hermes_hub.downstream.listing import LIST_METHODS, STALE, STALE_ON, Freshness, every_page, freshness, next_refresh
 from hermes_hub.downstream.logs import LogRelay
+from hermes_hub.downstream.oauth import wait_for_grant
 from hermes_hub.downstream.relay import Relay
 from hermes_hub.downstream.transports import Link, open_transport
 from hermes_hub.downstream.watchers import NotifyFn, Watchers
@@ -64,19 +67,23 @@ class State(str, Enum):
     RESTARTING = "RESTARTING"  # waiting out the backoff (``next_retry``)
     CRASH_LOOP = "CRASH_LOOP"  # fails fast every time; retried every ``backoff_max`` seconds
     FAILED = "FAILED"  # cannot heal without a config change
+    NEEDS_AUTH = "NEEDS_AUTH"  # the server wants an OAuth sign-in (`hermes-hub login NAME`); waits for a grant
     STOPPED = "STOPPED"
 
 
-_WAITING = (State.RESTARTING, State.CRASH_LOOP, State.FAILED)  # an attempt has ended
+_WAITING = (State.RESTARTING, State.CRASH_LOOP, State.FAILED, State.NEEDS_AUTH)  # an attempt has ended
 
 
 class Connection:
     """Owns the ``Client`` of one server. ``run()`` is its single owner task."""
 
     def __init__(
-        self, name: str, cfg: ServerConfig, base_dir: Path, on_change: Callable[[Connection], None] = lambda c: None
+        self, name: str, cfg: ServerConfig, base_dir: Path, on_change: Callable[[Connection], None] = lambda c: None,
+        *, owner: str | None = None, grants: Grants | None = None,
     ) -> None:
         self.name, self.cfg, self.base_dir = name, cfg, base_dir
+        self.owner = owner  # whose credentials it uses: None, the hub's own (shared)
+        self.grants = grants  # OAuth grants (None: no OAuth, e.g. a hub without a store)
         self._on_change = on_change
         self.state = State.STOPPED
         self.since = time.time()
@@ -132,6 +139,9 @@ class Connection:
         again; a config error that cannot heal stays FAILED (a reload starts a fresh connection)."""
         try:
             while await self._attempt():
+                if self.state is State.NEEDS_AUTH and self.grants is not None:  # no backoff: a person must act
+                    await wait_for_grant(self.grants, self.owner, self.name, self.link.grant_seen)
+                    continue
                 await anyio.sleep(max(0.0, (self.retry_at or 0.0) - time.monotonic()))  # the backoff itself
                 self.restarts += 1
         except anyio.get_cancelled_exc_class():
@@ -152,7 +162,7 @@ class Connection:
         try:
             with scope:
                 async with EraClient(  # mode "auto": the handshake first (era.py)
-                    open_transport(self.name, self.cfg, self.base_dir, self.link),
+                    open_transport(self.name, self.cfg, self.base_dir, self.link, owner=self.owner, grants=self.grants),
                     mode=self.cfg.mode,
                     back_channel=back_channel(self.cfg, self.link),
                     cache=None,
@@ -198,6 +208,10 @@ class Connection:
             self.last_exit_code = self.link.exit_code
         uptime = None if self._ready_at is None else time.monotonic() - self._ready_at
         self._ready_at = None
+        if self.link.needs_auth:
+            self.retry_at = None
+            self._fail(self.link.needs_auth, State.NEEDS_AUTH)
+            return
         if not heals:
             self._fail(why)
             return
@@ -307,7 +321,7 @@ class Connection:
         self._set(state, why)
 
     def _gone(self) -> str:
-        return gone(self.cfg, self.link)
+        return self.link.needs_auth or gone(self.cfg, self.link)
 
     # -- forwarding ------------------------------------------------------------------------
 
@@ -387,6 +401,8 @@ class Connection:
         if e.code == types.REQUEST_TIMEOUT:
             return DownstreamError(self.name, f"timed out after {self.cfg.timeout:g}s "
                                    f"(mcpServers.{self.name}.timeout)", e.code)
+        if self.link.needs_auth:
+            return DownstreamError(self.name, self.link.needs_auth, e.code)
         if e.code == types.CONNECTION_CLOSED or self.link.closed.is_set():
             return DownstreamError(self.name, f"connection lost during the request: {self._gone()}", e.code)
         said = e.data if isinstance(e.data, dict) else {}  # see downstream/http_status.py

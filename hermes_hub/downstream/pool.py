@@ -17,6 +17,7 @@ from anyio.abc import TaskGroup
 
 from hermes_hub.config import HubConfig
 from hermes_hub.downstream.connection import Connection
+from hermes_hub.downstream.grants import Grants
 
 STOP_TIMEOUT = 10.0  # a connection's teardown is itself bounded (stdin, SIGTERM, SIGKILL); this is a backstop
 
@@ -41,8 +42,10 @@ class _Running:
 class Pool:
     """``async with Pool(config) as pool`` starts every connection; leaving stops them all."""
 
-    def __init__(self, config: HubConfig, on_change: Callable[[Connection], None] = lambda c: None) -> None:
+    def __init__(self, config: HubConfig, on_change: Callable[[Connection], None] = lambda c: None,
+                 grants: Grants | None = None) -> None:
         self._on_change = on_change
+        self.grants = grants  # OAuth grants of remote servers (None: no OAuth)
         self._changed = anyio.Event()
         self._base_dir: Path = config.base_dir
         self.connections = {name: self._new(name, config) for name in config.enabled()}
@@ -51,7 +54,7 @@ class Pool:
         self._stack = AsyncExitStack()
 
     def _new(self, name: str, config: HubConfig) -> Connection:
-        return Connection(name, config.mcp_servers[name], config.base_dir, self._changed_hook)
+        return Connection(name, config.mcp_servers[name], config.base_dir, self._changed_hook, grants=self.grants)
 
     def _changed_hook(self, conn: Connection) -> None:
         self._changed.set()
@@ -100,7 +103,7 @@ class Pool:
         """Stop server ``name`` and start a fresh connection with the same entry (counted as a restart)."""
         old = self.connections[name]
         await self.stop(name)
-        new = Connection(name, old.cfg, self._base_dir, self._changed_hook)
+        new = Connection(name, old.cfg, self._base_dir, self._changed_hook, owner=old.owner, grants=self.grants)
         new.restarts = old.restarts + 1
         self._start(new)
 

@@ -31,8 +31,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from hermes_hub.config import ServerConfig
+from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.http_status import StatusAware
 from hermes_hub.downstream.interpreter import bundled_demo
+from hermes_hub.downstream.oauth import GrantAuth, signs_in
 
 log = logging.getLogger("hermes_hub.downstream")
 
@@ -52,6 +54,8 @@ class Link:
     hung: bool = False  # it stopped answering: stop it without waiting for it to read its stdin's end
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
     http_session: bool = False  # a streamable-HTTP server gave an Mcp-Session-Id (it can push requests)
+    needs_auth: str | None = None  # why (and how to fix it) the server refused the hub's OAuth grant, or its lack
+    grant_seen: str | None = None  # fingerprint of the grant this link presented (a new login changes it)
 
 
 class CommandNotFound(OSError):
@@ -67,25 +71,28 @@ _SETPRIV = shutil.which("setpriv")
 _DIE_WITH_HUB = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.platform == "linux" else []
 
 
-def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link):
-    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport."""
+def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link, *, owner: str | None = None,
+                   grants: Grants | None = None):
+    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport. ``owner``: whose
+    credentials (None: the hub's own); ``grants``: where OAuth grants are kept (None: no OAuth)."""
     if cfg.transport == "stdio":
         return _stdio(name, cfg, base_dir, link)
-    return _remote(cfg, link)
+    auth = GrantAuth(name, cfg, owner, grants, link) if grants is not None and signs_in(cfg) else None
+    return _remote(cfg, link, auth)
 
 
 @asynccontextmanager
-async def _remote(cfg: ServerConfig, link: Link) -> AsyncIterator[tuple]:
+async def _remote(cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None) -> AsyncIterator[tuple]:
     assert cfg.url
 
     async def note_session(response: httpx2.Response) -> None:
         link.http_session = link.http_session or "mcp-session-id" in response.headers
 
-    http = httpx2.AsyncClient(headers=cfg.headers, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
+    http = httpx2.AsyncClient(headers=cfg.headers, auth=auth, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
                               event_hooks={"response": [note_session]},
                               transport=StatusAware(httpx2.AsyncHTTPTransport()))
     async with http:
-        transport = sse_client(cfg.url, headers=cfg.headers) if cfg.transport == "sse" else (
+        transport = sse_client(cfg.url, headers=cfg.headers, auth=auth) if cfg.transport == "sse" else (
             streamable_http_client(cfg.url, http_client=http)
         )
         try:

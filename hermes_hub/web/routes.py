@@ -7,6 +7,7 @@
     POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
     GET/POST /status/authorize/{request_id}   the OAuth consent page (``consent``)
+    POST /status/servers/{name}/connect, GET /status/oauth/callback/{name}   OAuth sign-in (web/connect.py)
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from hermes_hub.throttle import Throttle, Throttled
 from hermes_hub.web import view
 from hermes_hub.web.access import COOKIE, Access, Viewer, same_origin
 from hermes_hub.web.activity import sparkline
+from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
 from hermes_hub.web.logins import IDLE, LIFETIME
 
@@ -200,6 +202,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         Route("/status/logout", logout, methods=["POST"]),
         Route("/status/servers/{name}/restart", _limited(restart, html=False), methods=["POST"]),
         Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
+        *connect_routes(hub, access),  # Connect: OAuth sign-in to a server in NEEDS_AUTH
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
         *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)
