@@ -26,6 +26,8 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
     ("session_locks", "session_id", ("session_id", "owner", "expires_at")),
     ("api_tokens", "id", ("id", "token_hash", "user_id", "role", "name", "created_at", "revoked_at")),
     ("status_logins", "id_hash", ("id_hash", "token_hash", "user_id", "created_at", "seen_at")),
+    ("tool_pins", "server, tool", ("server", "tool", "digest", "definition", "pinned_at", "pinned_by", "seen_digest",
+                                   "seen_definition", "seen_at")),
     ("audit", "id", ("id", "at", "user_id", "session_id", "tool", "server", "arguments", "outcome", "error",
                      "duration_ms", "result_size", "run_id")),
     ("memories", "pk", ("pk", "id", "user_id", "text", "text_key", "kind", "confidence", "source", "created_at",

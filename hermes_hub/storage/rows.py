@@ -18,6 +18,7 @@ from hermes_hub.storage.records import (
     LoginRecord,
     MemoryRecord,
     MessageRecord,
+    PinRecord,
     RunRecord,
     SessionRecord,
     TokenRecord,
@@ -28,6 +29,7 @@ MESSAGE_COLS = ("m.id, m.session_id, m.user_id, m.seq, m.role, m.content, m.crea
                 "m.tool_call_id, m.metadata")
 TOKEN_COLS = "id, token_hash, user_id, role, name, created_at, revoked_at"
 LOGIN_COLS = "id_hash, token_hash, user_id, created_at, seen_at"
+PIN_COLS = "server, tool, digest, definition, pinned_at, pinned_by, seen_digest, seen_definition, seen_at"
 AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id"
 AUDIT_INSERT_COLS = ("at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, "
                      "run_id")
@@ -94,6 +96,20 @@ def token_record(row: tuple[Any, ...]) -> TokenRecord:
 def login_record(row: tuple[Any, ...]) -> LoginRecord:
     id_hash, token_hash, uid, created, seen = row
     return LoginRecord(id_hash, token_hash, uid, dt(created), dt(seen))
+
+
+def pin_record(row: tuple[Any, ...]) -> PinRecord:
+    server, tool, digest, definition, pinned_at, by, seen_digest, seen_definition, seen_at = row
+    return PinRecord(server, tool, digest, json.loads(definition), dt(pinned_at), by, seen_digest,
+                     None if seen_definition is None else json.loads(seen_definition),
+                     None if seen_at is None else dt(seen_at))
+
+
+def pin_values(rec: PinRecord) -> tuple[Any, ...]:
+    """The values of ``PIN_COLS``, in order."""
+    return (rec.server, rec.tool, rec.digest, dumps(rec.definition), ts(rec.pinned_at), rec.pinned_by,
+            rec.seen_digest, None if rec.seen_definition is None else dumps(rec.seen_definition),
+            None if rec.seen_at is None else ts(rec.seen_at))
 
 
 def audit_record(row: tuple[Any, ...]) -> AuditRecord:

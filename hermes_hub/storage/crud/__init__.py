@@ -10,6 +10,7 @@ from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
+from hermes_hub.storage.crud.pins import PinMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
 from hermes_hub.storage.crud.sessions import MessageMethods, SessionLockMethods, SessionMethods
@@ -19,5 +20,5 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
-                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods):
+                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods, PinMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -29,6 +29,7 @@ class Dialect:
     vectors: ModuleType
     jobs: ModuleType
     summaries: ModuleType
+    pins: ModuleType
 
 
 class Runner:

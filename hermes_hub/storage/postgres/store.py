@@ -29,6 +29,7 @@ from hermes_hub.storage.postgres import (
     jobs,
     logins,
     memories,
+    pins,
     runs,
     schema,
     sessions,
@@ -66,7 +67,7 @@ class PostgresStore(SharedMethods):
 
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries)
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, pins=pins)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

@@ -292,6 +292,23 @@ def m011_status_logins(db: Connection) -> None:
         )""")
 
 
+def m012_tool_pins(db: Connection) -> None:
+    """Pinned tool definitions, hub-wide (see ``hermes_hub.aggregation.pins``)."""
+    db.execute("""
+        CREATE TABLE tool_pins (
+            server          TEXT NOT NULL,
+            tool            TEXT NOT NULL,
+            digest          TEXT NOT NULL,
+            definition      TEXT NOT NULL,
+            pinned_at       REAL NOT NULL,
+            pinned_by       TEXT NOT NULL,
+            seen_digest     TEXT,
+            seen_definition TEXT,
+            seen_at         REAL,
+            PRIMARY KEY (server, tool)
+        )""")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -304,6 +321,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m009_agent_runs,
     m010_summary_jobs,
     m011_status_logins,
+    m012_tool_pins,
 ]
 
 

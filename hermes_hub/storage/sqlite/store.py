@@ -37,6 +37,7 @@ from hermes_hub.storage.sqlite import (
     logins,
     memories,
     migrations,
+    pins,
     runs,
     sessions,
     summaries,
@@ -56,7 +57,7 @@ class SQLiteStore(SharedMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries)
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, pins=pins)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path

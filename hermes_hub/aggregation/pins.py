@@ -1,0 +1,97 @@
+"""Pinned tool definitions: a digest of what a server says a tool is, and what changed when it differs.
+
+    definition(tool)   -> {"name", "description", "inputSchema", "outputSchema", "annotations"} as sent
+    digest(definition) -> sha256 of its canonical JSON (sorted keys, no spaces, UTF-8)
+    Drift(...)         -> a pinned tool whose definition changed: the fields, a diff, the fix
+
+A definition is taken as the *server* sent it, before ``overrides``: editing hub.json never reads as a
+rug pull, and a server that changes under an override is still caught. ``guard.PinGuard`` holds the
+pins a hub enforces.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import mcp.types as types
+
+FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
+MAX_DIFF_CHARS = 20_000  # each side of a diff is cut to this before diffing (difflib grows faster than its input)
+MAX_DIFF_LINES = 200
+
+
+def definition(tool: types.Tool) -> dict[str, Any]:
+    """The parts of ``tool`` a pin covers, in their wire spelling (absent ones as None)."""
+    dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return {k: dumped.get(k) for k in FIELDS}
+
+
+def canonical(value: dict[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(value: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(value).encode()).hexdigest()
+
+
+def changed_fields(pinned: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """The fields of ``FIELDS`` whose values differ, in that order."""
+    return [k for k in FIELDS if canonical({"v": pinned.get(k)}) != canonical({"v": current.get(k)})]
+
+
+def diff(pinned: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """A unified diff of the two definitions as indented JSON, bounded in size."""
+    def lines(value: dict[str, Any]) -> list[str]:
+        text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+        if len(text) > MAX_DIFF_CHARS:
+            text = text[:MAX_DIFF_CHARS] + "\n… (cut)"
+        return text.splitlines()
+
+    out = list(difflib.unified_diff(lines(pinned), lines(current), "pinned", "now", lineterm="", n=2))
+    return out if len(out) <= MAX_DIFF_LINES else [*out[:MAX_DIFF_LINES], f"… ({len(out) - MAX_DIFF_LINES} more lines)"]
+
+
+class Guard(Protocol):
+    """What the catalog asks of the pins in every rebuild (``guard.PinGuard``)."""
+
+    def check(self, server: str, tool: types.Tool, public: str) -> Drift | None: ...
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A pinned tool the hub withholds because its server now defines it differently."""
+
+    server: str
+    tool: str  # the server's own name
+    public: str  # its name in the catalog
+    pinned: dict[str, Any]
+    current: dict[str, Any]
+    pinned_at: datetime
+    pinned_by: str
+
+    @property
+    def fields(self) -> list[str]:
+        return changed_fields(self.pinned, self.current)
+
+    @property
+    def current_digest(self) -> str:
+        return digest(self.current)
+
+    def message(self) -> str:
+        """The tool error a caller gets, and the line the log gets once."""
+        what = ", ".join(self.fields) or "its definition"
+        return (f"tool '{self.public}' is withheld: server '{self.server}' changed its definition since it was pinned "
+                f"({what} changed). An admin reviews the change with `hermes-hub tools --drift` and accepts it with "
+                f"`hermes-hub tools approve {self.public}`")
+
+    def as_dict(self) -> dict[str, Any]:
+        """What ``hermes_hub_status``, the status page and ``tools --drift`` show."""
+        return {"server": self.server, "tool": self.tool, "name": self.public, "changed": self.fields,
+                "pinned_at": self.pinned_at.isoformat(), "pinned_by": self.pinned_by,
+                "digest": self.current_digest, "diff": diff(self.pinned, self.current),
+                "approve": f"hermes-hub tools approve {self.public}"}
