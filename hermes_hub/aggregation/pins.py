@@ -26,9 +26,9 @@ MAX_DIFF_LINES = 200
 
 
 def definition(tool: types.Tool) -> dict[str, Any]:
-    """The parts of ``tool`` a pin covers, in their wire spelling (absent ones as None)."""
+    """The parts of ``tool`` a pin covers, in their wire spelling (those it lacks left out)."""
     dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return {k: dumped.get(k) for k in FIELDS}
+    return {k: dumped[k] for k in FIELDS if k in dumped}
 
 
 def canonical(value: dict[str, Any]) -> str:
