@@ -31,7 +31,7 @@ async def failures(path: str, cfg: HubConfig, names: Iterable[str],
                     from hermes_hub.aggregation.overrides import Overrides
 
                     listed = (await client.list_tools()).tools
-                    warnings += Overrides.of(overrides).unknown(listed, f"mcpServers.{name}")
+                    warnings.extend(Overrides.of(overrides).unknown(listed, f"mcpServers.{name}"))
         except Exception as e:  # any failure to start is this server's problem, reported with its name
             found[name] = str(e).removeprefix(f"{target.describe()} ").rstrip(".")
 
