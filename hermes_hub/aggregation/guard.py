@@ -23,12 +23,13 @@ from typing import Any, Literal
 import anyio
 import mcp.types as types
 
-from hermes_hub.aggregation.pins import Drift, definition, digest
+from hermes_hub.aggregation.pins import Drift, definition, digest, kept
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import PinRecord, utcnow
 
 log = logging.getLogger("hermes_hub.pins")
 POLL_SECONDS = 2.0  # how soon a running hub sees an approval made by the CLI
+MAX_REMEMBERED = 10_000  # digests cached and drifts logged; past it they start over (a server inventing names)
 Key = tuple[str, str]  # (server, the server's tool name)
 
 
@@ -38,7 +39,7 @@ class PinGuard:
         self.poll = poll
         self.loaded = False  # pins are known once the store is read; a catalog without a store pins nothing
         self._pins: dict[Key, PinRecord] = {}
-        self._defs: dict[Key, tuple[types.Tool, dict[str, Any], str]] = {}  # the tool object it was computed of
+        self._defs: dict[Key, tuple[types.Tool, dict[str, Any], str]] = {}  # tool -> (what is kept, digest)
         self._new: dict[Key, PinRecord] = {}  # pinned on first sight, to write
         self._seen: dict[Key, tuple[str | None, dict[str, Any] | None]] = {}  # changed definitions seen, to write
         self._logged: set[tuple[Key, str]] = set()
@@ -64,8 +65,10 @@ class PinGuard:
             return None
         if pin.seen_digest != now:
             self._remember_seen(key, pin, now, current)
-        drift = Drift(server, tool.name, public, pin.definition, current, pin.pinned_at, pin.pinned_by)
+        drift = Drift(server, tool.name, public, pin.definition, current, pin.pinned_at, pin.pinned_by, now)
         if (key, now) not in self._logged:  # once per changed definition, not once per rebuild
+            if len(self._logged) >= MAX_REMEMBERED:
+                self._logged.clear()
             self._logged.add((key, now))
             log.warning("%s", drift.message())
         return drift
@@ -73,8 +76,10 @@ class PinGuard:
     def _definition(self, key: Key, tool: types.Tool) -> tuple[dict[str, Any], str]:
         cached = self._defs.get(key)
         if cached is None or cached[0] is not tool:  # a relist makes new objects; digest each once
+            if len(self._defs) >= MAX_REMEMBERED:
+                self._defs.clear()
             current = definition(tool)
-            cached = self._defs[key] = (tool, current, digest(current))
+            cached = self._defs[key] = (tool, kept(current), digest(current))  # the digest covers it all
         return cached[1], cached[2]
 
     def _remember_seen(self, key: Key, pin: PinRecord, now: str | None, current: dict[str, Any] | None) -> None:

@@ -23,12 +23,22 @@ import mcp.types as types
 FIELDS = ("name", "description", "inputSchema", "outputSchema", "annotations")
 MAX_DIFF_CHARS = 20_000  # each side of a diff is cut to this before diffing (difflib grows faster than its input)
 MAX_DIFF_LINES = 200
+MAX_KEPT_CHARS = 200_000  # a definition longer than this is pinned by its digest only (its text is not stored)
 
 
 def definition(tool: types.Tool) -> dict[str, Any]:
     """The parts of ``tool`` a pin covers, in their wire spelling (those it lacks left out)."""
     dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
     return {k: dumped[k] for k in FIELDS if k in dumped}
+
+
+def kept(value: dict[str, Any]) -> dict[str, Any]:
+    """What the store keeps of a definition for diffs: all of it, unless it is huge (the digest covers it all)."""
+    size = len(canonical(value))
+    if size <= MAX_KEPT_CHARS:
+        return value
+    return {"name": value.get("name"), "description": str(value.get("description", ""))[:1000],
+            "hermes-hub": f"a definition of {size:,} characters: only its digest is kept"}
 
 
 def canonical(value: dict[str, Any]) -> str:
@@ -73,14 +83,11 @@ class Drift:
     current: dict[str, Any]
     pinned_at: datetime
     pinned_by: str
+    digest: str  # of the current definition (all of it, even when only part of it is kept)
 
     @property
     def fields(self) -> list[str]:
         return changed_fields(self.pinned, self.current)
-
-    @property
-    def current_digest(self) -> str:
-        return digest(self.current)
 
     def message(self) -> str:
         """The tool error a caller gets, and the line the log gets once."""
@@ -93,5 +100,5 @@ class Drift:
         """What ``hermes_hub_status``, the status page and ``tools --drift`` show."""
         return {"server": self.server, "tool": self.tool, "name": self.public, "changed": self.fields,
                 "pinned_at": self.pinned_at.isoformat(), "pinned_by": self.pinned_by,
-                "digest": self.current_digest, "diff": diff(self.pinned, self.current),
+                "digest": self.digest, "diff": diff(self.pinned, self.current),
                 "approve": f"hermes-hub tools approve {self.public}"}

@@ -33,7 +33,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
 
     A tool pinned already keeps its pin; one whose definition changed since is reported (accept the change
     with `hermes-hub tools approve`)."""
-    from hermes_hub.aggregation.pins import definition, digest
+    from hermes_hub.aggregation.pins import definition, digest, kept
     from hermes_hub.storage.records import PinRecord, utcnow
 
     setup_logging(verbose)
@@ -55,7 +55,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
                 kind = "pinned" if old is None else "already" if old.digest == digest(now) else "changed"
                 report[kind].append({"server": name, "tool": tool.name, "name": _public(hub, name, tool.name)})
                 if old is None:
-                    new.append(PinRecord(name, tool.name, digest(now), now, utcnow(), hub.local.user_id))
+                    new.append(PinRecord(name, tool.name, digest(now), kept(now), utcnow(), hub.local.user_id))
         await hub.store.add_pins(new)
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
