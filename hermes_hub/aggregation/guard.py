@@ -23,7 +23,7 @@ from typing import Any, Literal
 import anyio
 import mcp.types as types
 
-from hermes_hub.aggregation.pins import Drift, definition, digest, kept
+from hermes_hub.aggregation.pins import Drift, pinned
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import PinRecord, utcnow
 
@@ -78,8 +78,7 @@ class PinGuard:
         if cached is None or cached[0] is not tool:  # a relist makes new objects; digest each once
             if len(self._defs) >= MAX_REMEMBERED:
                 self._defs.clear()
-            current = definition(tool)
-            cached = self._defs[key] = (tool, kept(current), digest(current))  # the digest covers it all
+            cached = self._defs[key] = (tool, *pinned(tool))  # the digest covers it all
         return cached[1], cached[2]
 
     def _remember_seen(self, key: Key, pin: PinRecord, now: str | None, current: dict[str, Any] | None) -> None:

@@ -32,9 +32,16 @@ def definition(tool: types.Tool) -> dict[str, Any]:
     return {k: dumped[k] for k in FIELDS if k in dumped}
 
 
-def kept(value: dict[str, Any]) -> dict[str, Any]:
+def pinned(tool: types.Tool) -> tuple[dict[str, Any], str]:
+    """(what the store keeps of ``tool``'s definition, the digest of all of it), serialising it once."""
+    value = definition(tool)
+    text = canonical(value)
+    return kept(value, len(text)), hashlib.sha256(text.encode()).hexdigest()
+
+
+def kept(value: dict[str, Any], size: int | None = None) -> dict[str, Any]:
     """What the store keeps of a definition for diffs: all of it, unless it is huge (the digest covers it all)."""
-    size = len(canonical(value))
+    size = len(canonical(value)) if size is None else size
     if size <= MAX_KEPT_CHARS:
         return value
     return {"name": value.get("name"), "description": str(value.get("description", ""))[:1000],

@@ -33,7 +33,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
 
     A tool pinned already keeps its pin; one whose definition changed since is reported (accept the change
     with `hermes-hub tools approve`)."""
-    from hermes_hub.aggregation.pins import definition, digest, kept
+    from hermes_hub.aggregation.pins import pinned
     from hermes_hub.storage.records import PinRecord, utcnow
 
     setup_logging(verbose)
@@ -41,7 +41,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
         conns = hub.pool.connections
         if server is not None and server not in conns:
             raise HubError(f"no running server '{server}' in {config}; servers: {', '.join(sorted(conns)) or 'none'}")
-        pinned = {(p.server, p.tool): p for p in await hub.store.list_pins(server)}
+        known = {(p.server, p.tool): p for p in await hub.store.list_pins(server)}
         report: dict[str, Any] = {"pinned": [], "already": [], "changed": [], "not_ready": []}
         new = []
         for name in [server] if server else sorted(conns):
@@ -50,12 +50,12 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
                 report["not_ready"].append({"server": name, "state": conn.describe_state()})
                 continue
             for tool in conn.tools:
-                now = definition(tool)
-                old = pinned.get((name, tool.name))
-                kind = "pinned" if old is None else "already" if old.digest == digest(now) else "changed"
+                now, now_digest = pinned(tool)
+                old = known.get((name, tool.name))
+                kind = "pinned" if old is None else "already" if old.digest == now_digest else "changed"
                 report[kind].append({"server": name, "tool": tool.name, "name": _public(hub, name, tool.name)})
                 if old is None:
-                    new.append(PinRecord(name, tool.name, digest(now), kept(now), utcnow(), hub.local.user_id))
+                    new.append(PinRecord(name, tool.name, now_digest, now, utcnow(), hub.local.user_id))
         await hub.store.add_pins(new)
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
