@@ -58,7 +58,7 @@ async def test_the_agent_and_lazy_search_see_overrides_and_a_pin_covers_what_the
         described = await host.call_tool("hermes_tools_describe", {"names": ["drifty_delete"]})
         found = await host.call_tool("hermes_tools_search", {"query": "undo"})
         item = hub.catalog.tools["drifty_delete"].item  # what retries and the agent's confirmations read
-        await until(lambda: len(hub.pins._pins) == 4 and not hub.pins._new)
+        await until(lambda: _stored(hub, 4))  # hub.pin auto: written on first sight
         pinned = {p.tool: p for p in await hub.store.list_pins("drifty")}
         # another override in hub.json is no change of the server's: nothing is withheld after the reload
         config["mcpServers"]["drifty"]["overrides"]["delete"]["description"] = "Remove a file."
@@ -72,6 +72,10 @@ async def test_the_agent_and_lazy_search_see_overrides_and_a_pin_covers_what_the
     assert item.annotations.destructive_hint is True
     assert pinned["delete"].definition["description"] == "Delete a file." and "annotations" not in pinned["delete"].definition
     assert hub.catalog.withheld == {}
+
+
+async def _stored(hub: Hub, n: int) -> bool:
+    return len(await hub.store.list_pins("drifty")) == n
 
 
 async def test_check_warns_of_an_override_for_a_tool_the_server_lacks(tmp_path):

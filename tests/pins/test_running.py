@@ -20,8 +20,7 @@ async def test_a_tool_changed_while_running_is_withheld_until_approved_and_the_o
     cfg = write(tmp_path / "hub.json", hub_json(tmp_path))
     async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
         await until_listed(host, "drifty_fetch")
-        await until(lambda: len([p for p in hub.pins._pins.values()]) == 4 and not hub.pins._new)  # auto: all pinned
-        assert len(await hub.store.list_pins("drifty")) == 4
+        await until(lambda: _stored(hub, 4))  # hub.pin auto: each tool pinned on first sight
 
         change(tmp_path, fetch={"description": RUG_PULL})
         await host.call_tool("drifty_announce", {})  # the server says its list changed; the hub lists again
@@ -46,7 +45,6 @@ async def test_a_tool_changed_while_running_is_withheld_until_approved_and_the_o
         assert len(withheld_logs) == 1  # logged once, however often the lists are rebuilt
 
         # the hub recorded what it saw; the CLI approves that, from another process, on the shared store
-        await until(lambda: hub.store.list_pins("drifty"), timeout=10)
         await until(lambda: _seen(hub), timeout=10)
         code, out = await cli("tools", "approve", "drifty_fetch", "--config", str(cfg))
         assert code == 0, out
@@ -56,6 +54,10 @@ async def test_a_tool_changed_while_running_is_withheld_until_approved_and_the_o
         fetched = await host.call_tool("drifty_fetch", {"url": "https://example.org"})
         listed = {t.name: t for t in (await host.list_tools()).tools}
     assert not fetched.is_error and listed["drifty_fetch"].description == RUG_PULL
+
+
+async def _stored(hub: Hub, n: int) -> bool:
+    return len(await hub.store.list_pins("drifty")) == n
 
 
 async def _seen(hub: Hub) -> bool:
