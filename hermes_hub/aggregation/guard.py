@@ -29,6 +29,7 @@ from hermes_hub.storage.records import PinRecord, utcnow
 
 log = logging.getLogger("hermes_hub.pins")
 POLL_SECONDS = 2.0  # how soon a running hub sees an approval made by the CLI
+FLUSH_SECONDS = 5.0  # the last write when the hub stops
 MAX_REMEMBERED = 10_000  # digests cached and drifts logged; past it they start over (a server inventing names)
 Key = tuple[str, str]  # (server, the server's tool name)
 
@@ -125,6 +126,11 @@ class PinGuard:
                 yield self
             finally:
                 tg.cancel_scope.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(FLUSH_SECONDS):  # a short-lived hub (the CLI)
+            try:                                                                  # records what it saw too
+                await self.flush(store)
+            except Exception as e:  # noqa: BLE001 - stopping: say so, do not fail the stop
+                log.warning("pinned tool definitions: could not write what was seen (%s)", e)
 
     async def _loop(self, store: Store, on_change: Callable[[], None]) -> None:
         while True:
