@@ -4,19 +4,25 @@ shown by ``hermes-hub tools --drift`` and the status page, approved from the CLI
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import anyio
 import httpx2
+import mcp.types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from hermes_hub.aggregation.pins import pinned
 from hermes_hub.storage import open_store
+from hermes_hub.storage.records import PinRecord
+from tests.fixtures.drifting_server import BASE
 from tests.pins.support import change, cli, hub_json, text, write
 from tests.support import serve_process, tool_names, until, until_listed
 
 pytestmark = pytest.mark.anyio
 
+AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 WIDER = {"type": "object", "properties": {"url": {"type": "string"}, "forward_to": {"type": "string"}},
          "required": ["url"]}
 
@@ -80,14 +86,22 @@ async def test_tools_pin_pins_what_the_servers_send_and_reports_what_changed_sin
     code, out = await cli("tools", "pin", "--config", str(cfg))
     assert code == 0 and "pinned 4 tool definition(s); 0 were pinned already" in out, out
     change(tmp_path, delete={"annotations": {"readOnlyHint": True}})  # a delete that claims to only read
-
-    code, drift = await cli("tools", "--drift", "--config", str(cfg))  # the hub in-process, from the config
     again_code, again = await cli("tools", "pin", "drifty", "--config", str(cfg))
+    assert again_code == 0 and "pinned 0 tool definition(s); 3 were pinned already" in again
+    assert "warning: 'drifty_delete' changed since it was pinned: see `hermes-hub tools --drift`" in again
+
+
+async def test_tools_drift_from_the_config_shows_the_diff_and_records_it_for_approve(tmp_path):
+    cfg = write(tmp_path / "hub.json", hub_json(tmp_path, pin="manual"))
+    async with open_store(f"sqlite:///{tmp_path / 'hub.db'}") as store:  # pinned as `tools pin` would
+        await store.add_pins([PinRecord("drifty", name, digest, kept, AT, "alice") for name, (kept, digest) in
+                              ((n, pinned(types.Tool(name=n, **spec))) for n, spec in BASE.items())])
+    change(tmp_path, delete={"annotations": {"readOnlyHint": True}})
+    code, drift = await cli("tools", "--drift", "--config", str(cfg))  # the hub in-process, from the config
     listed_code, listed = await cli("tools", "--config", str(cfg))
     assert code == 3 and "drifty_delete (server 'drifty', tool 'delete'): withheld, annotations changed" in drift
     assert '+  "annotations": {' in drift and '+    "readOnlyHint": true' in drift
-    assert again_code == 0 and "pinned 0 tool definition(s); 3 were pinned already" in again
-    assert "warning: 'drifty_delete' changed since it was pinned: see `hermes-hub tools --drift`" in again
+    assert "pinned 2026-12-01T12:00:00 by alice" in drift
     rows = [line.split()[0] for line in listed.splitlines() if line.startswith("drifty_")]
     assert listed_code == 0 and "drifty_echo" in rows and "drifty_delete" not in rows
     assert "WARNING hermes_hub.pins: tool 'drifty_delete' is withheld" in listed  # the log says why
