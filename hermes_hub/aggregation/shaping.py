@@ -1,5 +1,6 @@
 """What the catalog serves of one server's tool: nothing, while its pinned definition has changed (the
-drift is noted in ``withheld``), else the tool with hub.json's ``overrides`` applied."""
+drift is noted in ``withheld``), else the tool with hub.json's ``overrides`` applied (and its MCP Apps URIs
+mapped, ``apps``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import mcp.types as types
 
+from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.pins import Drift
 from hermes_hub.call import Identity
 
@@ -19,7 +21,7 @@ def shaped(mount: Any, tool: types.Tool, withheld: Withheld) -> types.Tool | Non
     if drift is not None:
         withheld[drift.public] = (mount, drift)
         return None
-    return mount.overrides.apply(tool)
+    return apps.with_meta(mount.overrides.apply(tool), mount.namespace)  # MCP Apps' URIs in ``_meta`` mapped
 
 
 def refusal(withheld: Withheld, name: str, caller: Identity) -> str | None:
