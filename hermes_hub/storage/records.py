@@ -137,6 +137,7 @@ class OAuthTokenRecord:
     used_at: datetime | None = None
 
 
+@dataclass(frozen=True, slots=True)
 class PinRecord:
     """The pinned definition of one downstream tool (server-wide, not per user: an admin's decision), and the
     changed definition a hub last saw in its place (``seen_*``, None while the server sends the pinned one)."""
