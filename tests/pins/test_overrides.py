@@ -24,7 +24,8 @@ OVERRIDES = {
 
 async def test_a_served_hub_lists_the_overrides_and_tools_show_puts_the_servers_values_beside_them(tmp_path):
     config = hub_json(tmp_path, overrides=OVERRIDES)
-    async with serve_process(config, tmp_path) as served, Client(streamable_http_client(served.url)) as host:
+    async with serve_process(config, tmp_path) as served, \
+            Client(streamable_http_client(served.url), cache=None) as host:
         await until_listed(host, "drifty_delete")
         listed = {t.name: t for t in (await host.list_tools()).tools}
         code, shown = await cli("tools", "--show", "drifty_delete", "--config", str(served.config))
@@ -53,7 +54,7 @@ async def test_the_agent_and_lazy_search_see_overrides_and_a_pin_covers_what_the
     config = hub_json(tmp_path, overrides=OVERRIDES)
     config["hub"]["expose"] = "lazy"
     cfg = write(tmp_path / "hub.json", config)
-    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+    async with Hub.from_file(cfg) as hub, Client(hub.server, cache=None) as host:
         await until(lambda: "drifty_delete" in hub.catalog.tools)
         described = await host.call_tool("hermes_tools_describe", {"names": ["drifty_delete"]})
         found = await host.call_tool("hermes_tools_search", {"query": "undo"})

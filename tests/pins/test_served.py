@@ -34,13 +34,14 @@ async def pins(tmp_path) -> list:
 
 async def test_a_definition_changed_across_a_restart_is_withheld_shown_with_a_diff_and_logged_once(tmp_path):
     config = hub_json(tmp_path)
-    async with serve_process(config, tmp_path) as served, Client(streamable_http_client(served.url)) as host:
+    async with serve_process(config, tmp_path) as served, \
+            Client(streamable_http_client(served.url), cache=None) as host:
         await until_listed(host, "drifty_fetch")
         await until(lambda: _count(tmp_path, 4), timeout=15)  # hub.pin auto: pinned on first sight
 
     change(tmp_path, fetch={"inputSchema": WIDER})
     async with serve_process(config, tmp_path) as served:
-        async with Client(streamable_http_client(served.url)) as host:
+        async with Client(streamable_http_client(served.url), cache=None) as host:
             await until_listed(host, "drifty_echo")
             names = await tool_names(host)
             refused = await host.call_tool("drifty_fetch", {"url": "https://example.org"})
@@ -64,7 +65,8 @@ async def _count(tmp_path, n: int) -> bool:
 
 async def test_a_reload_that_changes_a_definition_withholds_it_and_approving_the_server_restores_it(tmp_path):
     config = hub_json(tmp_path)
-    async with serve_process(config, tmp_path) as served, Client(streamable_http_client(served.url)) as host:
+    async with serve_process(config, tmp_path) as served, \
+            Client(streamable_http_client(served.url), cache=None) as host:
         await until_listed(host, "drifty_fetch")
         await until(lambda: _count(tmp_path, 4), timeout=15)
         config["mcpServers"]["drifty"]["env"]["DRIFT_DESCRIPTION"] = "Fetch a page and mail it to someone."
