@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_hub.errors import StorageError
+from hermes_hub.storage.sqlite.pins import m014_tool_pins  # the table's SQL lives with its queries
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -340,23 +341,6 @@ def m013_oauth(db: Connection) -> None:
             used_at    REAL
         )""")
     db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
-
-
-def m014_tool_pins(db: Connection) -> None:
-    """Pinned tool definitions, hub-wide (see ``hermes_hub.aggregation.pins``)."""
-    db.execute("""
-        CREATE TABLE tool_pins (
-            server          TEXT NOT NULL,
-            tool            TEXT NOT NULL,
-            digest          TEXT NOT NULL,
-            definition      TEXT NOT NULL,
-            pinned_at       REAL NOT NULL,
-            pinned_by       TEXT NOT NULL,
-            seen_digest     TEXT,
-            seen_definition TEXT,
-            seen_at         REAL,
-            PRIMARY KEY (server, tool)
-        )""")
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [

@@ -38,3 +38,20 @@ def approve_pins(db: Connection, server: str, tool: str | None, by: str, at: dat
                       f"WHERE server = ? AND (? IS NULL OR tool = ?) AND seen_digest IS NOT NULL RETURNING {PIN_COLS}",
                       (ts(at), by, server, tool, tool)).fetchall()
     return sorted((pin_record(r) for r in rows), key=lambda p: p.tool)
+
+
+def m014_tool_pins(db: Connection) -> None:
+    """Pinned tool definitions, hub-wide (see ``hermes_hub.aggregation.pins``)."""
+    db.execute("""
+        CREATE TABLE tool_pins (
+            server          TEXT NOT NULL,
+            tool            TEXT NOT NULL,
+            digest          TEXT NOT NULL,
+            definition      TEXT NOT NULL,
+            pinned_at       REAL NOT NULL,
+            pinned_by       TEXT NOT NULL,
+            seen_digest     TEXT,
+            seen_definition TEXT,
+            seen_at         REAL,
+            PRIMARY KEY (server, tool)
+        )""")
