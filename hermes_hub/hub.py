@@ -23,7 +23,9 @@ from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
+from hermes_hub.aggregation.guard import PinGuard
 from hermes_hub.aggregation.namespace import Namespace
+from hermes_hub.aggregation.overrides import Overrides
 from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.bridge import Bridge
 from hermes_hub.builtins import Builtins
@@ -96,6 +98,7 @@ class Hub:
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants)
+        self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
         self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
@@ -263,14 +266,14 @@ class Hub:
                                 NameFilter.of(cfg.tools.allow, cfg.tools.deny), f"mcpServers.{name}",
                                 RoleFilter.of(cfg.roles, cfg.tool_roles),
                                 RetryPolicy(cfg.retries, retryable=tuple(cfg.retryable)),
-                                None if cfg.roles is None else tuple(cfg.roles)))
+                                None if cfg.roles is None else tuple(cfg.roles), Overrides.of(cfg.overrides), self.pins))
         return mounts
 
     async def reload(self, config: HubConfig) -> Changes:
         """Apply a new config: only servers whose entry changed restart; hosts hear list_changed."""
         async with self._reload_lock:
             changes = await self.pool.apply(config)
-            self.config = config
+            self.config, self.pins.mode = config, config.hub.pin
             self.catalog.mounts = self._mounts()
             self.catalog.max_result_bytes = config.hub.max_result_bytes
             self._on_change(None)
@@ -337,6 +340,7 @@ class Hub:
         async with AsyncExitStack() as stack:
             self._services = await stack.enter_async_context(open_services(self.config, self.masker))
             self.tool_index.embedder = self.memories.embedder  # tool search uses memory's embedder
+            await stack.enter_async_context(self.pins.watching(self.store, lambda: self._on_change(None)))
             await stack.enter_async_context(self.pool)
             loops = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(loops.cancel_scope.cancel)  # first on exit: no loop outlives what it uses

@@ -88,6 +88,8 @@ def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity
         "collisions": [],
         "name_warnings": catalog.name_warnings if viewer.is_admin else [],  # fixes in hub.json: the admin's
         "config_warnings": config.warnings if viewer.is_admin else [],
+        # pinned tools withheld because their server changed them: what changed, the diff, how to approve
+        "drift": [d.as_dict() for _, d in catalog.withheld.values()] if viewer.is_admin else [],
     }
     shown = {m.source.name for m in catalog.mounts if m.serves(viewer)}
     out["collisions"] = [

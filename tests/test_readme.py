@@ -15,6 +15,7 @@ import pytest
 from hermes_hub.config import (
     AgentProfile,
     AgentSection,
+    AnnotationsOverride,
     AuthSection,
     HubSection,
     MemorySection,
@@ -23,6 +24,7 @@ from hermes_hub.config import (
     StorageSection,
     TokenEntry,
     ToolFilter,
+    ToolOverride,
     ToolsetConfig,
     parse_config,
 )
@@ -45,7 +47,7 @@ def blocks(page: Path, lang: str) -> list[tuple[int, str]]:
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ServerAuth, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
-                AgentSection, AgentProfile, ToolsetConfig)
+                AgentSection, AgentProfile, ToolsetConfig, ToolOverride, AnnotationsOverride)
     keys = {key for section in sections for key in section.model_fields}
     reference = REFERENCE.read_text()
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in reference]

@@ -24,7 +24,10 @@ from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
+from hermes_hub.aggregation.overrides import Overrides
+from hermes_hub.aggregation.pins import Guard
 from hermes_hub.aggregation.retry import RetryPolicy
+from hermes_hub.aggregation.shaping import Withheld, refusal, shaped
 from hermes_hub.aggregation.suggestions import did_you_mean
 from hermes_hub.aggregation.truncation import fit_result, rough_size
 from hermes_hub.call import CallContext, Identity, require, require_identity
@@ -68,6 +71,8 @@ class Mount:
     access: Callable[[str, str], bool] = RoleFilter()  # (own tool name, caller's role) -> may use it
     retry: RetryPolicy = RetryPolicy(retries=0)
     roles: tuple[str, ...] | None = None  # who may see this server's resources and prompts (None: everyone)
+    overrides: Overrides = Overrides()  # what hub.json says instead of the server about its tools
+    guard: Guard | None = None  # pinned definitions (``guard.PinGuard``); None: nothing is pinned
 
     def serves(self, caller: Identity) -> bool:
         return caller.is_admin or self.roles is None or caller.role in self.roles
@@ -140,6 +145,7 @@ class Catalog:
         self.templates: dict[str, Entry] = {}
         self.collisions: list[Collision] = []
         self.name_warnings: list[str] = []
+        self.withheld: Withheld = {}  # pinned tools whose definition changed: not listed, not callable
         self._fingerprints: dict[str, int] = {}
         self._tool_list: list[types.Tool] = []
         self.generation = 0  # bumped by every rebuild: what was derived from the lists may be stale
@@ -154,14 +160,15 @@ class Catalog:
         templates: dict[str, Entry] = {}
         collisions: list[Collision] = []
         warnings: list[str] = []
+        withheld: Withheld = {}
         for m in self.mounts:
             if not m.source.ready:
                 continue
             src, ns = m.source, m.namespace
             for tool in src.tools:
-                if m.tool_filter(tool.name):
-                    self._add(tools, "tool", m, tool.name, ns.name(tool.name), apps.with_meta(tool, ns), collisions,
-                              warnings)
+                if m.tool_filter(tool.name) and (served := shaped(m, tool, withheld)):
+                    self._add(tools, "tool", m, tool.name, ns.name(tool.name), served, collisions, warnings)
+            warnings += m.overrides.unknown(src.tools, m.config_path)
             for prompt in src.prompts:
                 self._add(prompts, "prompt", m, prompt.name, ns.name(prompt.name), apps.with_meta(prompt, ns),
                           collisions, warnings)
@@ -175,7 +182,7 @@ class Catalog:
         for w in set(warnings) - set(self.name_warnings):
             log.warning("%s", w)
         self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
-        self.collisions, self.name_warnings = collisions, warnings
+        self.collisions, self.name_warnings, self.withheld = collisions, warnings, withheld
         self._tool_list = [e.item for e in tools.values()]
         self.generation += 1
         changed = set()
@@ -245,6 +252,9 @@ class Catalog:
                                 arguments=arguments, session_id=ctx.session_id, run_id=ctx.run_id) as outcome:
             if entry is None and ctx.rounds and ctx.rounds.request_state:
                 entry = self._continued(name, ctx.caller)
+            if entry is None and (refused := refusal(self.withheld, name, ctx.caller)):
+                outcome.refused(refused)
+                return error_result(refused)
             if entry is None:
                 waiting = self._not_ready_owner(name, ctx.caller)
                 outcome.refused(str(waiting) if waiting else "unknown tool")

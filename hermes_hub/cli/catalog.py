@@ -59,23 +59,39 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
         sys.exit(NOT_READY_EXIT)
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--server", help="only the tools of this server")
 @click.option("--tokens", is_flag=True, help="what the schemas cost in tokens: per endpoint, server and tool")
+@click.option("--show", metavar="NAME", help="one tool in full, hub.json's overrides beside the server's values")
+@click.option("--drift", is_flag=True, help="pinned tools withheld because their definition changed, with a diff "
+              "(exit 3 when there is one)")
 @target_options
+@click.pass_context
+def tools(ctx: click.Context, **options: object) -> None:
+    """List tools with their server and description (or, with --tokens, what their schemas cost); `tools pin`
+    and `tools approve` pin their definitions."""
+    if ctx.invoked_subcommand is None:
+        list_tools(**options)  # type: ignore[arg-type]
+
+
 @async_command
-async def tools(server: str | None, tokens: bool, config: str, url: str | None, command: str | None,
-                direct: str | None, as_json: bool, verbose: bool) -> None:
-    """List tools with their server and description (or, with --tokens, what their schemas cost)."""
+async def list_tools(server: str | None, tokens: bool, show: str | None, drift: bool, config: str, url: str | None,
+                     command: str | None, direct: str | None, as_json: bool, verbose: bool) -> None:
     setup_logging(verbose)
     async with connect(make_target(config, url, command, direct)) as (client, hub):
         items = (await client.list_tools()).tools
-        if tokens:
+        if drift or show:
+            from hermes_hub.cli import pins
+
+            outcome = await pins.show_drift(client, hub, as_json) if drift else pins.show_tool(show, items, hub, as_json)
+        elif tokens:
             from hermes_hub.cli import tool_tokens
 
             report = await tool_tokens.token_report(client, hub, items)
             click.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else tool_tokens.render(report, server))
             return
+    if drift or show:
+        return pins.finish(outcome)
     if server:
         origins = sorted({o for t in items if (o := tables.origin(t))})
         items = [t for t in items if tables.origin(t) == server]

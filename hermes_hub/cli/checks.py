@@ -112,7 +112,7 @@ def check(config: str | None, config_opt: str, no_start: bool) -> None:
 
     problems, (model_problems, agent_warnings) = unstartable(cfg), agent_problems(cfg)
     if not no_start:  # a command that resolves may still not start (a Python without its packages)
-        problems += startup.problems(path, cfg, problems)
+        problems += startup.problems(path, cfg, problems, agent_warnings)
     for warning in agent_warnings:
         click.echo(f"warning: {warning}", err=True)
     for problem in problems + model_problems:

@@ -14,9 +14,11 @@ import anyio
 from hermes_hub.config import HubConfig
 
 
-async def failures(path: str, cfg: HubConfig, names: Iterable[str]) -> dict[str, str]:
+async def failures(path: str, cfg: HubConfig, names: Iterable[str],
+                   warnings: list[str] | None = None) -> dict[str, str]:
     """``{server: why it did not start}`` for the stdio servers ``names`` of ``cfg`` (read from ``path``);
-    an empty dict when each shook hands. Servers start concurrently, so this takes the slowest one's time."""
+    an empty dict when each shook hands. Servers start concurrently, so this takes the slowest one's time.
+    ``warnings`` gets a line for each of a started server's ``overrides`` that names no tool of it."""
     from hermes_hub.cli.target import Target, connect
 
     found: dict[str, str] = {}
@@ -24,8 +26,12 @@ async def failures(path: str, cfg: HubConfig, names: Iterable[str]) -> dict[str,
     async def start(name: str) -> None:
         target = Target(config=path, direct=name)
         try:
-            async with connect(target):
-                pass  # connected means the handshake is done; leaving stops the child
+            async with connect(target) as (client, _):  # connected means the handshake is done
+                if warnings is not None and (overrides := cfg.mcp_servers[name].overrides):
+                    from hermes_hub.aggregation.overrides import Overrides
+
+                    listed = (await client.list_tools()).tools
+                    warnings.extend(Overrides.of(overrides).unknown(listed, f"mcpServers.{name}"))
         except Exception as e:  # any failure to start is this server's problem, reported with its name
             found[name] = str(e).removeprefix(f"{target.describe()} ").rstrip(".")
 
@@ -36,9 +42,9 @@ async def failures(path: str, cfg: HubConfig, names: Iterable[str]) -> dict[str,
     return {name: found[name] for name in names if name in found}
 
 
-def problems(path: str, cfg: HubConfig, static: list[str]) -> list[str]:
+def problems(path: str, cfg: HubConfig, static: list[str], warnings: list[str] | None = None) -> list[str]:
     """``check``'s lines for the enabled servers that ``static`` problems left standing but that do not start."""
-    failed = anyio.run(failures, path, cfg, startable(cfg, static))
+    failed = anyio.run(failures, path, cfg, startable(cfg, static), warnings)
     return [problem(name, why, path) for name, why in failed.items()]
 
 

@@ -49,6 +49,9 @@ def servers_table(status: dict[str, Any]) -> str:
                f"'{c['winner']}' wins. Fix: {c['fix']}"
     for w in status.get("name_warnings", []) + status.get("config_warnings", []):
         out += f"\nwarning: {w}"
+    for d in status.get("drift", []):
+        out += f"\nwarning: tool '{d['name']}' is withheld: its definition changed ({', '.join(d['changed'])}); " \
+               f"see `hermes-hub tools --drift`"
     out += f"\n{status['totals']['tools']} tools (~{status['tool_list_tokens']:,} tokens of tool list)"
     return out
 

@@ -10,6 +10,7 @@ from hermes_hub.config.sections import (
     MODEL_KEYS,
     PREFIX_RE,
     AgentProfile,
+    AnnotationsOverride,
     AgentSection,
     AuthSection,
     HubConfig,
@@ -20,9 +21,10 @@ from hermes_hub.config.sections import (
     StorageSection,
     TokenEntry,
     ToolFilter,
+    ToolOverride,
     ToolsetConfig,
 )
 
 __all__ = ["FOREIGN_SERVER_KEYS", "FOREIGN_TOP_KEYS", "MODEL_KEYS", "PREFIX_RE", "AgentProfile", "AgentSection",
-           "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerAuth", "ServerConfig", "StorageSection", "TokenEntry",
-           "ToolFilter", "ToolsetConfig", "load_config", "parse_config"]
+           "AnnotationsOverride", "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerAuth", "ServerConfig",
+           "StorageSection", "TokenEntry", "ToolFilter", "ToolOverride", "ToolsetConfig", "load_config", "parse_config"]

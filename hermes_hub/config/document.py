@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from hermes_hub.config.sections import (
     AgentSection,
+    AnnotationsOverride,
     AuthSection,
     HubConfig,
     HubSection,
@@ -20,6 +21,7 @@ from hermes_hub.config.sections import (
     ServerConfig,
     StorageSection,
     TokenEntry,
+    ToolOverride,
     ToolsetConfig,
 )
 from hermes_hub.errors import ConfigError
@@ -136,6 +138,8 @@ def _message(err: Any) -> str:
             fields = sorted(ToolsetConfig.model_fields)
         elif err["loc"][:2] == ("auth", "tokens"):
             fields = sorted(TokenEntry.model_fields)
+        elif err["loc"][:1] == ("mcpServers",) and err["loc"][2:3] == ("overrides",):
+            fields = sorted((AnnotationsOverride if "annotations" in err["loc"][4:-1] else ToolOverride).model_fields)
         close = difflib.get_close_matches(key, fields, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(fields)}"
         return f"unknown key; {hint}"

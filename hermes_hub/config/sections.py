@@ -60,6 +60,33 @@ class ServerAuth(_Strict):
         return v
 
 
+class AnnotationsOverride(_Strict):
+    """``overrides.TOOL.annotations``: hints merged over what the server sends (the MCP spellings)."""
+
+    title: str | None = Field(None, max_length=200)
+    readOnlyHint: bool | None = None
+    destructiveHint: bool | None = None
+    idempotentHint: bool | None = None
+    openWorldHint: bool | None = None
+
+
+class ToolOverride(_Strict):
+    """One entry of ``mcpServers.NAME.overrides``, keyed by the server's own tool name (see
+    ``hermes_hub.aggregation.overrides``)."""
+
+    title: str | None = Field(None, max_length=200)
+    description: str | None = Field(None, max_length=16_000)  # replaces the server's
+    description_append: str | None = Field(None, max_length=16_000)  # added after the server's, on a new line
+    annotations: AnnotationsOverride | None = None
+
+    @model_validator(mode="after")
+    def _one_description(self) -> ToolOverride:
+        if self.description is not None and self.description_append is not None:
+            raise ValueError("give 'description' (replaces the server's) or 'description_append' (adds to it), "
+                             "not both")
+        return self
+
+
 class ServerConfig(_Strict):
     """One entry of ``mcpServers``: a stdio child (``command``) or a remote (``url``)."""
 
@@ -94,6 +121,7 @@ class ServerConfig(_Strict):
     crash_loop_after: int = Field(5, ge=1)
     roles: list[str] | None = None  # roles that may use this server; None: everyone
     tool_roles: dict[str, list[str]] = Field(default_factory=dict)  # tool glob -> roles that may use it
+    overrides: dict[str, ToolOverride] = Field(default_factory=dict)  # the server's tool name -> what to change
     _file: str = PrivateAttr("hub.json")  # the file this entry came from, for messages (see ``config_file``)
 
     @property
@@ -150,6 +178,7 @@ class HubSection(_Strict):
     cache_ttl_ms: int = Field(60_000, ge=0, le=86_400_000)
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names a reverse proxy uses, e.g. "hub.example"
     trusted_proxies: list[str] = Field(default_factory=list)  # addresses whose X-Forwarded-For is believed
+    pin: Literal["manual", "auto"] = "manual"  # auto: pin every tool's definition on first sight
     public_url: str | None = None  # the origin hosts reach the hub at (behind a proxy): OAuth's issuer and URLs
 
     @field_validator("public_url")

@@ -34,6 +34,7 @@ from hermes_hub.storage.records import (
     NewMessage,
     OAuthGrantRecord,
     OAuthTokenRecord,
+    PinRecord,
     RankedRow,
     RunRecord,
     SealedRecord,
@@ -199,6 +200,25 @@ class AuditStore(Protocol):
     async def prune_audit(self, before: datetime) -> int: ...
 
 
+class PinStore(Protocol):
+    """Pinned tool definitions (``hermes-hub tools pin``, ``hub.pin: "auto"``): hub-wide, one row per tool."""
+
+    async def list_pins(self, server: str | None = None) -> list[PinRecord]:
+        """Every pin (of ``server``), by server and tool."""
+
+    async def add_pins(self, records: Sequence[PinRecord]) -> int:
+        """Insert the pins of tools not pinned yet (a pinned one keeps its row); return how many were new."""
+
+    async def note_seen(self, server: str, tool: str, digest: str | None, definition: dict[str, Any] | None, *,
+                        at: datetime) -> None:
+        """Record the changed definition a hub sees in place of the pinned one (``None``: it sends the pinned one
+        again)."""
+
+    async def approve_pins(self, server: str, tool: str | None, *, by: str, at: datetime) -> list[PinRecord]:
+        """Pin the changed definition last seen of ``server``'s ``tool`` (None: each of its tools); return the
+        new pins."""
+
+
 class MemoryStore(Protocol):
     """Long-term memories and their history (``hermes_hub.memory``)."""
 
@@ -353,7 +373,7 @@ class RunStore(Protocol):
 
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
-            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, Protocol):
+            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -32,6 +32,8 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
                             "revoked_at")),
     ("oauth_tokens", "token_hash", ("token_hash", "kind", "grant_id", "client_id", "data", "created_at", "expires_at",
                                     "used_at")),
+    ("tool_pins", "server, tool", ("server", "tool", "digest", "definition", "pinned_at", "pinned_by", "seen_digest",
+                                   "seen_definition", "seen_at")),
     ("audit", "id", ("id", "at", "user_id", "session_id", "tool", "server", "arguments", "outcome", "error",
                      "duration_ms", "result_size", "run_id")),
     ("memories", "pk", ("pk", "id", "user_id", "text", "text_key", "kind", "confidence", "source", "created_at",

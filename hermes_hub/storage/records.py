@@ -138,6 +138,22 @@ class OAuthTokenRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class PinRecord:
+    """The pinned definition of one downstream tool (server-wide, not per user: an admin's decision), and the
+    changed definition a hub last saw in its place (``seen_*``, None while the server sends the pinned one)."""
+
+    server: str
+    tool: str  # the server's own name
+    digest: str  # sha256 of the canonical definition (``hermes_hub.aggregation.pins``)
+    definition: dict[str, Any]
+    pinned_at: datetime
+    pinned_by: str  # who pinned or approved it ("auto": the hub, on first sight)
+    seen_digest: str | None = None
+    seen_definition: dict[str, Any] | None = None
+    seen_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRecord:
     at: datetime
     user_id: str

@@ -20,6 +20,7 @@ from hermes_hub.storage.records import (
     MessageRecord,
     OAuthGrantRecord,
     OAuthTokenRecord,
+    PinRecord,
     RunRecord,
     SealedRecord,
     SessionRecord,
@@ -34,6 +35,7 @@ LOGIN_COLS = "id_hash, token_hash, user_id, created_at, seen_at"
 SEALED_COLS = "user_id, kind, name, key_id, sealed, updated_at"
 GRANT_COLS = "id, user_id, role, client_id, client_name, resource, scopes, created_at, revoked_at"
 OAUTH_TOKEN_COLS = "token_hash, kind, grant_id, client_id, data, created_at, expires_at, used_at"
+PIN_COLS = "server, tool, digest, definition, pinned_at, pinned_by, seen_digest, seen_definition, seen_at"
 AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id"
 AUDIT_INSERT_COLS = ("at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, "
                      "run_id")
@@ -116,6 +118,20 @@ def grant_record(row: tuple[Any, ...]) -> OAuthGrantRecord:
 def oauth_token_record(row: tuple[Any, ...]) -> OAuthTokenRecord:
     h, kind, gid, cid, data, created, expires, used = row
     return OAuthTokenRecord(h, kind, gid, cid, data, dt(created), dt(expires), dt(used) if used is not None else None)
+
+
+def pin_record(row: tuple[Any, ...]) -> PinRecord:
+    server, tool, digest, definition, pinned_at, by, seen_digest, seen_definition, seen_at = row
+    return PinRecord(server, tool, digest, json.loads(definition), dt(pinned_at), by, seen_digest,
+                     None if seen_definition is None else json.loads(seen_definition),
+                     None if seen_at is None else dt(seen_at))
+
+
+def pin_values(rec: PinRecord) -> tuple[Any, ...]:
+    """The values of ``PIN_COLS``, in order."""
+    return (rec.server, rec.tool, rec.digest, dumps(rec.definition), ts(rec.pinned_at), rec.pinned_by,
+            rec.seen_digest, None if rec.seen_definition is None else dumps(rec.seen_definition),
+            None if rec.seen_at is None else ts(rec.seen_at))
 
 
 def audit_record(row: tuple[Any, ...]) -> AuditRecord:

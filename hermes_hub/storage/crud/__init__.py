@@ -11,6 +11,7 @@ from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
 from hermes_hub.storage.crud.oauth import OAuthMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
+from hermes_hub.storage.crud.pins import PinMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
 from hermes_hub.storage.crud.sealed import SealedMethods
@@ -22,5 +23,5 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
                     RunMethods, OAuthMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
-                    SealedMethods):
+                    SealedMethods, PinMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

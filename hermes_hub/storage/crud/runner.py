@@ -31,6 +31,7 @@ class Dialect:
     jobs: ModuleType
     summaries: ModuleType
     sealed: ModuleType
+    pins: ModuleType
 
 
 class Runner:

@@ -302,9 +302,24 @@ async def p007_oauth(db: Connection) -> None:
     await db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
 
 
+async def p008_tool_pins(db: Connection) -> None:
+    """SQLite's m014: pinned tool definitions, hub-wide."""
+    await db.execute("""CREATE TABLE tool_pins (
+        server          text NOT NULL,
+        tool            text NOT NULL,
+        digest          text NOT NULL,
+        definition      text NOT NULL,
+        pinned_at       double precision NOT NULL,
+        pinned_by       text NOT NULL,
+        seen_digest     text,
+        seen_definition text,
+        seen_at         double precision,
+        PRIMARY KEY (server, tool))""")
+
+
 MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins,
-    p006_sealed_secrets, p007_oauth]
+    p006_sealed_secrets, p007_oauth, p008_tool_pins]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

@@ -30,6 +30,7 @@ from hermes_hub.storage.postgres import (
     logins,
     oauth,
     memories,
+    pins,
     runs,
     sealed,
     schema,
@@ -68,7 +69,8 @@ class PostgresStore(SharedMethods):
 
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed)
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
+                   pins=pins)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_hub.errors import StorageError
+from hermes_hub.storage.sqlite.pins import m014_tool_pins  # the table's SQL lives with its queries
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -356,6 +357,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m011_status_logins,
     m012_sealed_secrets,
     m013_oauth,
+    m014_tool_pins,
 ]
 
 

@@ -38,6 +38,7 @@ from hermes_hub.storage.sqlite import (
     oauth,
     memories,
     migrations,
+    pins,
     runs,
     sealed,
     sessions,
@@ -58,7 +59,8 @@ class SQLiteStore(SharedMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed)
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
+                   pins=pins)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path

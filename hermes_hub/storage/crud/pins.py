@@ -1,0 +1,25 @@
+"""The ``PinStore`` part of both backends: pinned tool definitions and the changes seen in their place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from hermes_hub.storage.crud.runner import Runner
+from hermes_hub.storage.records import PinRecord
+
+
+class PinMethods(Runner):
+    async def list_pins(self, server: str | None = None) -> list[PinRecord]:
+        return await self._read(self._sql.pins.list_pins, server)
+
+    async def add_pins(self, records: Sequence[PinRecord]) -> int:
+        return await self._write(self._sql.pins.add_pins, list(records)) if records else 0
+
+    async def note_seen(self, server: str, tool: str, digest: str | None, definition: dict[str, Any] | None, *,
+                        at: datetime) -> None:
+        await self._write(self._sql.pins.note_seen, server, tool, digest, definition, at)
+
+    async def approve_pins(self, server: str, tool: str | None, *, by: str, at: datetime) -> list[PinRecord]:
+        return await self._write(self._sql.pins.approve_pins, server, tool, by, at)
