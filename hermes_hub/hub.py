@@ -49,6 +49,7 @@ from hermes_hub.toolsets.tokens import token_report
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
+from hermes_hub.vault import Vault
 
 
 @asynccontextmanager
@@ -92,7 +93,7 @@ class Hub:
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file))
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
-        self.pool = Pool(config, on_change=self._on_change)
+        self.pool = Pool(config, on_change=self._on_change, vault=lambda: self.vault)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
         self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
@@ -158,6 +159,10 @@ class Hub:
     @property
     def memories(self) -> Memories:
         return self.services.memories
+
+    @property
+    def vault(self) -> Vault:
+        return self.services.vault
 
     @property
     def authenticator(self) -> Authenticator:
@@ -375,6 +380,7 @@ class Hub:
         out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report, viewer)
         if not self.started:  # no store yet: the servers' part only
             return out
+        await status.add_accounts(self.pool, out["servers"], viewer)  # per_user servers: is the viewer's connected
         memory = await self.memories.status(None if viewer.is_admin else viewer.user_id)
         if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
             memory = {k: status.hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()

@@ -67,8 +67,12 @@ _SETPRIV = shutil.which("setpriv")
 _DIE_WITH_HUB = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.platform == "linux" else []
 
 
-def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link):
-    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport."""
+def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link, *, owner: str | None = None):
+    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport.
+
+    ``owner``: the hub user whose connection this is (``per_user`` servers), None for the hub's own
+    (shared) credentials. ``cfg`` arrives with that user's ``${secret:NAME}``s already filled in
+    (``downstream.accounts``); an HTTP server's OAuth grant is chosen by ``owner`` here."""
     if cfg.transport == "stdio":
         return _stdio(name, cfg, base_dir, link)
     return _remote(cfg, link)
