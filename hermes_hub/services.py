@@ -28,8 +28,8 @@ from hermes_hub.identity import Authenticator, StaticToken
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store, default_url, is_postgres, open_store, sqlite_path
-from hermes_hub.vault import Vault, load_key
+from hermes_hub.storage import Store, open_store
+from hermes_hub.vault import Vault, load_hub_key
 
 if TYPE_CHECKING:
     from hermes_hub.config.sections import AgentSection
@@ -81,13 +81,6 @@ async def _last_rows(writer: audit.AuditWriter) -> None:
         await writer.flush()
 
 
-def vault_url(config: HubConfig) -> str:
-    """``storage.url`` with an SQLite file's path resolved against hub.json's folder, as the store opens it,
-    so the vault's key file lies beside that file whichever folder the hub was started in."""
-    url = config.storage.url or default_url()
-    return url if is_postgres(url) else f"sqlite:///{sqlite_path(url, config.base_dir)[0]}"
-
-
 @asynccontextmanager
 async def open_services(config: HubConfig, masker: Masker) -> AsyncIterator[Services]:
     async with AsyncExitStack() as stack:
@@ -105,7 +98,7 @@ async def open_services(config: HubConfig, masker: Masker) -> AsyncIterator[Serv
         static = [StaticToken(t.token, t.user, t.role) for t in config.auth.tokens]
         services = Services(store, Sessions(store, max_message_bytes=storage.max_message_bytes, masker=masker),
                             memories, Authenticator(store, static), writer, model, summaries,
-                            Vault(store, load_key(vault_url(config))), stack)
+                            Vault(store, load_hub_key(storage.url, config.base_dir)), stack)
         loops = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(loops.cancel_scope.cancel)  # first on exit: the loops stop before what they use
         loops.start_soon(writer.run)

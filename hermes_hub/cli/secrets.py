@@ -31,13 +31,12 @@ MAX_INPUT = 64 * 1024  # hermes_hub.vault.MAX_VALUE_BYTES
 @asynccontextmanager
 async def _vault(config: str) -> AsyncIterator[tuple[Vault, HubConfig]]:
     from hermes_hub.config import load_config
-    from hermes_hub.services import vault_url
     from hermes_hub.storage import open_store
-    from hermes_hub.vault import Vault, load_key
+    from hermes_hub.vault import Vault, load_hub_key
 
     cfg = load_config(config)
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
-        yield Vault(store, load_key(vault_url(cfg))), cfg
+        yield Vault(store, load_hub_key(cfg.storage.url, cfg.base_dir)), cfg
 
 
 def _user(cfg: HubConfig, user: str | None) -> str:
@@ -78,8 +77,7 @@ def secret() -> None:
 @CONFIG
 def secret_set(name: str, user: str | None, config: str) -> None:
     """Set secret NAME for USER, read from a hidden prompt or stdin (never from the command line)."""
-    from hermes_hub.config.sections import SECRET_NAME_RE
-    from hermes_hub.downstream.accounts import SECRET_KIND
+    from hermes_hub.config.sections import SECRET_KIND, SECRET_NAME_RE
 
     async def go() -> None:
         if not SECRET_NAME_RE.match(name):
@@ -105,7 +103,7 @@ def secret_set(name: str, user: str | None, config: str) -> None:
 @CONFIG
 def secret_list(user: str | None, as_json: bool, config: str) -> None:
     """List USER's secrets: names and when they were set, never their values."""
-    from hermes_hub.downstream.accounts import SECRET_KIND
+    from hermes_hub.config.sections import SECRET_KIND
 
     async def go() -> None:
         async with _vault(config) as (vault, cfg):
@@ -133,7 +131,7 @@ def secret_list(user: str | None, as_json: bool, config: str) -> None:
 @CONFIG
 def secret_delete(name: str, user: str | None, config: str) -> None:
     """Delete USER's secret NAME (a connection already running keeps what it started with until it stops)."""
-    from hermes_hub.downstream.accounts import SECRET_KIND
+    from hermes_hub.config.sections import SECRET_KIND
 
     async def go() -> None:
         async with _vault(config) as (vault, cfg):

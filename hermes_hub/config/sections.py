@@ -21,6 +21,7 @@ PREFIX_RE = re.compile(r"^[A-Za-z0-9_-]*$")
 # ``${secret:NAME}`` in a per-user server's env or headers: the calling user's own secret (see ``hermes_hub.vault``)
 SECRET_REF_RE = re.compile(r"\$\{secret:([^}]*)\}")
 SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+SECRET_KIND = "secret"  # the vault's kind for the values people set with `hermes-hub secret set`
 
 
 class _Strict(BaseModel):
@@ -117,11 +118,15 @@ class ServerConfig(_Strict):
         return list(dict.fromkeys(found))
 
     def with_secrets(self, values: dict[str, str]) -> ServerConfig:
-        """This entry with each ``${secret:NAME}`` replaced by ``values[NAME]`` (missing: "")."""
+        """This entry with each ``${secret:NAME}`` replaced by ``values[NAME]``; one missing there leaves its
+        env variable empty and its header out (``Bearer `` alone is no header an HTTP client sends)."""
         def fill(v: str) -> str:
             return SECRET_REF_RE.sub(lambda m: values.get(m.group(1), ""), v)
+
+        def complete(v: str) -> bool:
+            return all(ref in values for ref in SECRET_REF_RE.findall(v))
         copy = self.model_copy(update={"env": {k: fill(v) for k, v in self.env.items()},
-                                       "headers": {k: fill(v) for k, v in self.headers.items()}})
+                                       "headers": {k: fill(v) for k, v in self.headers.items() if complete(v)}})
         copy._file = self._file
         return copy
 

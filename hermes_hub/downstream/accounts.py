@@ -35,13 +35,13 @@ from anyio.abc import TaskGroup
 
 from hermes_hub.call import CallContext, Identity
 from hermes_hub.config import ServerConfig
+from hermes_hub.config.sections import SECRET_KIND
 from hermes_hub.downstream.connection import Connection, State
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady
 from hermes_hub.vault import Vault
 
 log = logging.getLogger("hermes_hub.downstream")
 
-SECRET_KIND = "secret"  # the vault's kind for the values people set with `hermes-hub secret set`
 LEARN_SECONDS = 5.0  # nothing listed yet: how often to look for a user whose connection could list it
 STOP_TIMEOUT = 10.0  # a user's connection's teardown bounds itself; this is a backstop
 

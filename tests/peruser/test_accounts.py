@@ -1,6 +1,6 @@
 """Whose credentials a call uses: a per_user server runs one connection per hub user, each with that
 user's own ``${secret:NAME}``s, through a served hub over real HTTP (``hermes-hub serve``), with users'
-tokens and secrets made by the real CLI and a real stdio (or uvicorn HTTP) server that says whose
+secrets made by the real CLI and a real stdio (or uvicorn HTTP) server that says whose
 account it acts for.
 """
 
@@ -29,20 +29,21 @@ def account_server(**extra: Any) -> dict[str, Any]:
             "env": {"ACCOUNT_TOKEN": "${secret:acct}"}, "per_user": True, **extra}
 
 
-def hub_config(tmp_path: Path, **server: Any) -> dict[str, Any]:
-    return {"mcpServers": {"acct": account_server(**server)}, "storage": {"url": f"sqlite:///{tmp_path / 'hub.db'}"}}
+# the hub's users: static bearer tokens in hub.json (root is an admin)
+TOKENS = {user: f"hub-token-of-{user}-0123456789" for user in ("ana", "bob", "cy", "dee", "root")}
+
+
+def hub_config(tmp_path: Path, servers: dict[str, Any] | None = None, **server: Any) -> dict[str, Any]:
+    return {"mcpServers": servers or {"acct": account_server(**server)},
+            "storage": {"url": f"sqlite:///{tmp_path / 'hub.db'}"},
+            "auth": {"tokens": [{"token": t, "user": u, "role": "admin" if u == "root" else "user"}
+                                for u, t in TOKENS.items()]}}
 
 
 async def cli(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
     done = await anyio.run_process([sys.executable, "-m", "hermes_hub", *args], cwd=PROJECT, check=False,
                                    input=None if stdin is None else stdin.encode())
     return done.returncode, done.stdout.decode(), done.stderr.decode()
-
-
-async def token_for(config: Path, user: str, role: str = "user") -> str:
-    code, out, err = await cli("token", "create", user, "--role", role, "--config", str(config))
-    assert code == 0, err
-    return out.strip()
 
 
 async def set_secret(config: Path, user: str, value: str) -> str:
@@ -80,12 +81,10 @@ async def hub(tmp_path):
     path = tmp_path / "hub.json"
     config = hub_config(tmp_path, max_children=2)
     path.write_text(json.dumps(config))
-    tokens = {user: await token_for(path, user) for user in ("ana", "bob", "cy", "dee")}
-    tokens["root"] = await token_for(path, "root", "admin")
     for user, value in SECRETS.items():
         await set_secret(path, user, value)
     async with serve_process(config, tmp_path) as served:
-        yield served, tokens
+        yield served, TOKENS
 
 
 async def test_each_user_acts_through_their_own_account_in_their_own_child(hub):
@@ -155,7 +154,7 @@ async def test_idle_stop_stops_a_users_child_and_a_secret_set_meanwhile_is_used_
     path = tmp_path / "hub.json"
     config = hub_config(tmp_path, idle_stop=1, max_children=1)
     path.write_text(json.dumps(config))
-    ana, bob = await token_for(path, "ana"), await token_for(path, "bob")
+    ana, bob = TOKENS["ana"], TOKENS["bob"]
     await set_secret(path, "ana", SECRETS["ana"])
     async with serve_process(config, tmp_path) as served:
         first = await whoami(served.url, ana)
@@ -172,11 +171,10 @@ async def test_a_per_user_http_server_gets_each_users_token_in_its_headers(tmp_p
     with process([sys.executable, "-m", "tests.fixtures.account_server", "--http", str(port)], tmp_path / "srv.log") as p:
         await wait_port(port, p, tmp_path / "srv.log")
         path = tmp_path / "hub.json"
-        config = {"mcpServers": {"acct": {"url": f"http://127.0.0.1:{port}/mcp", "per_user": True,
-                                          "headers": {"Authorization": "Bearer ${secret:acct}"}}},
-                  "storage": {"url": f"sqlite:///{tmp_path / 'hub.db'}"}}
+        config = hub_config(tmp_path, {"acct": {"url": f"http://127.0.0.1:{port}/mcp", "per_user": True,
+                                                "headers": {"Authorization": "Bearer ${secret:acct}"}}})
         path.write_text(json.dumps(config))
-        ana, bob = await token_for(path, "ana"), await token_for(path, "bob")
+        ana, bob = TOKENS["ana"], TOKENS["bob"]
         for user in ("ana", "bob"):
             await set_secret(path, user, SECRETS[user])
         async with serve_process(config, tmp_path) as served:
