@@ -181,3 +181,25 @@ async def test_a_per_user_http_server_gets_each_users_token_in_its_headers(tmp_p
             assert (await whoami(served.url, ana))["account"] == account_of(SECRETS["ana"])
             assert (await whoami(served.url, bob))["account"] == account_of(SECRETS["bob"])
             assert SECRETS["ana"] not in served.log.read_text()
+
+
+async def test_a_user_sets_their_own_secret_on_the_status_page_and_the_next_call_uses_it(hub):
+    served, tokens = hub
+    base = served.url.removesuffix("/mcp")
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['dee']}"}) as dee:
+        page = (await dee.get(f"{base}/status")).text
+        assert "Your secrets" in page and "Not set: <code>acct</code>" in page
+        refused = await dee.post(f"{base}/status/secrets", data={"name": "bad name", "value": "x"})
+        assert refused.status_code == 400 and "letters, digits" in refused.json()["error"]
+        done = await dee.post(f"{base}/status/secrets", data={"name": "acct", "value": "dee-token-DDDD-4444"},
+                              headers={"accept": "application/json"})
+        assert done.json() == {"set": "acct", "user": "dee"}
+        page = (await dee.get(f"{base}/status")).text
+        assert "dee-token-DDDD-4444" not in page and "Not set: <code>acct</code>" not in page
+    assert (await whoami(served.url, tokens["dee"]))["account"] == account_of("dee-token-DDDD-4444")
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens['root']}"}) as root:
+        assert "Not set: <code>acct</code>" in (await root.get(f"{base}/status")).text  # root's own, not dee's
+    async with httpx2.AsyncClient() as browser:  # a page of another site cannot set one (no token, no CSRF)
+        forged = await browser.post(f"{base}/status/secrets", data={"name": "acct", "value": "x"},
+                                    headers={"origin": "http://evil.example"})
+        assert forged.status_code == 401
