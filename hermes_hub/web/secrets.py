@@ -32,15 +32,17 @@ log = logging.getLogger("hermes_hub.web")
 
 
 async def secrets_view(hub: Hub, viewer: Identity) -> dict[str, Any]:
-    """The viewer's secrets (names, when set, which servers use them) and the ones their servers still want."""
+    """The viewer's secrets (names, when set, which servers use them) and the ones their servers still want;
+    ``shown``: whether the page has a "Your secrets" section at all."""
     if not hub.started:
-        return {"set": [], "wanted": []}
+        return {"shown": False, "set": [], "wanted": []}
     rows = await hub.vault.names(viewer.user_id, SECRET_KIND)
     servers = {name: conn.cfg.secret_names for name, conn in hub.pool.connections.items()
                if isinstance(conn, Accounts) and (viewer.is_admin or conn.cfg.roles is None
                                                   or viewer.role in conn.cfg.roles)}
     have = {r.name for r in rows}
-    return {"set": [{"name": r.name, "updated_at": r.updated_at.isoformat()[:19],
+    # shown where there is something to set or see: a per_user server this viewer may use, or their own secrets
+    return {"shown": bool(servers or rows), "set": [{"name": r.name, "updated_at": r.updated_at.isoformat()[:19],
                      "servers": [s for s, names in servers.items() if r.name in names]} for r in rows],
             "wanted": sorted({n for names in servers.values() for n in names} - have)}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -204,3 +205,17 @@ async def test_a_user_sets_their_own_secret_on_the_status_page_and_the_next_call
         forged = await stranger.post(f"{base}/status/secrets", data={"name": "acct", "value": "x"},
                                      headers={"origin": "http://evil.example"})
         assert forged.status_code == 403
+
+
+async def test_a_users_child_that_dies_is_restarted_alone_and_keeps_their_account(hub):
+    served, tokens = hub
+    ana, bob = await whoami(served.url, tokens["ana"]), await whoami(served.url, tokens["bob"])
+    os.kill(ana["pid"], signal.SIGKILL)
+
+    async def restarted() -> Any:
+        found = await whoami(served.url, tokens["ana"])
+        return isinstance(found, dict) and found["pid"] != ana["pid"] and found
+
+    again = await until(restarted, timeout=30)
+    assert again["account"] == account_of(SECRETS["ana"])
+    assert await whoami(served.url, tokens["bob"]) == bob  # bob's child was never touched
