@@ -134,7 +134,7 @@ class Accounts:
         try:
             await self._secrets(user)
         except NeedsAccount as e:
-            return f"connect your account: `hermes-hub secret set {e.missing[0]}` (or under Your secrets below)"
+            return f"connect your account: `hermes-hub secret set {e.missing[0]}` (or under Your secrets on the status page)"
         except HubError:
             return "cannot read your secrets: ask the hub's admin"
         return own.conn.describe_state().lower() if own is not None else "not started (starts on your first call)"
