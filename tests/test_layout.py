@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
     {"toolsets"},
     {"agent"},
     {"builtins"},
+    {"authorization"},  # the hub as an OAuth authorization server for hosts: grants, clients, external IdP JWTs
     {"upstream"},  # what hosts talk to, short of a running hub
     {"status", "reloader", "services"},  # what the hub is composed of and reports
     {"hub"},  # the composition root

@@ -38,6 +38,7 @@ from hermes_hub.agent.context import Budget, build_request, tokens
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.questions import ask_arguments, confirm
 from hermes_hub.agent.summaries import Summarizer
+from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
@@ -161,7 +162,7 @@ class Agent:
         history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
                                                newest_first=True)).messages if profile.window else []
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
-                 if profile.offers(t.name) and not t.name.startswith(self.own_tools)
+                 if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
         tools = await top_tools(tools, task, profile.max_tools)

@@ -107,6 +107,37 @@ class LoginRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthGrantRecord:
+    """What a person approved on the consent page: a client may act as this user on one endpoint."""
+
+    id: str  # public handle for `token list` / `token revoke`, e.g. "oag_3fZ…"
+    user_id: str
+    role: str
+    client_id: str
+    client_name: str
+    resource: str  # the endpoint's path the grant's tokens open, e.g. "/mcp/work"
+    scopes: str  # space-separated
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthTokenRecord:
+    """A secret of the OAuth flow as stored: its hash, never itself. ``kind`` is ``request`` (a pending
+    authorization, no grant yet), ``code``, ``access`` or ``refresh``; ``data`` is JSON (a request's or
+    a code's parameters); ``used_at`` marks a code or refresh token spent (spent twice: a replay)."""
+
+    token_hash: str
+    kind: str
+    grant_id: str | None
+    client_id: str
+    data: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRecord:
     at: datetime
     user_id: str

@@ -22,6 +22,7 @@ class Dialect:
     sessions: ModuleType
     tokens: ModuleType
     logins: ModuleType
+    oauth: ModuleType
     audit: ModuleType
     runs: ModuleType
     memories: ModuleType
