@@ -97,7 +97,7 @@ class Hub:
                           *audit_items(self.audited_store, self.reload_file))
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
-        self.pool = Pool(config, on_change=self._on_change, grants=self.grants)
+        self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
         self.catalog.rebuild()
@@ -171,6 +171,10 @@ class Hub:
     @property
     def memories(self) -> Memories:
         return self.services.memories
+
+    @property
+    def vault(self) -> Vault:
+        return self.services.vault
 
     @property
     def authenticator(self) -> Authenticator:
@@ -389,6 +393,7 @@ class Hub:
         out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report, viewer)
         if not self.started:  # no store yet: the servers' part only
             return out
+        await status.add_accounts(self.pool, out["servers"], viewer)  # per_user servers: is the viewer's connected
         memory = await self.memories.status(None if viewer.is_admin else viewer.user_id)
         if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
             memory = {k: status.hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()

@@ -30,8 +30,7 @@ from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store, open_store
-from hermes_hub.downstream.grants import hub_key
-from hermes_hub.vault import Vault
+from hermes_hub.vault import Vault, load_hub_key
 
 if TYPE_CHECKING:
     from hermes_hub.config.sections import AgentSection
@@ -50,7 +49,7 @@ class Services:
     audit_writer: audit.AuditWriter
     model: Provider | None  # the hub's agent model (``agent``); None when there is none
     summaries: Summarizer | None  # None without a model that may run in the background
-    vault: Vault  # secrets sealed under the hub's key: OAuth grants (kind "oauth"), people's secrets
+    vault: Vault  # secrets sealed under the hub's key: OAuth grants (kind "oauth"), people's secrets ("secret")
     _stack: AsyncExitStack = field(repr=False)
     authorization: Authorization | None = field(default=None, repr=False)  # the hub's OAuth (hermes_hub.authorization)
     _models: dict[tuple[Any, ...], Provider] = field(default_factory=dict, repr=False)
@@ -101,7 +100,7 @@ async def open_services(config: HubConfig, masker: Masker) -> AsyncIterator[Serv
         static = [StaticToken(t.token, t.user, t.role) for t in config.auth.tokens]
         services = Services(store, Sessions(store, max_message_bytes=storage.max_message_bytes, masker=masker),
                             memories, Authenticator(store, static), writer, model, summaries,
-                            Vault(store, hub_key(storage.url, config.base_dir)), stack)
+                            Vault(store, load_hub_key(storage.url, config.base_dir)), stack)
         services.authorization = Authorization(store, services.authenticator, config)
         loops = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(loops.cancel_scope.cancel)  # first on exit: the loops stop before what they use

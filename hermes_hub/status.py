@@ -22,6 +22,7 @@ from hermes_hub.aggregation.catalog import Catalog
 from hermes_hub.call import Identity, require_identity
 from hermes_hub.config import HubConfig, ServerConfig
 from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream.accounts import Accounts
 from hermes_hub.downstream.era import era
 from hermes_hub.errors import ASK_ADMIN
 
@@ -36,7 +37,9 @@ def hidden(text: str | None, viewer: Identity) -> str | None:
     return text if viewer.is_admin or not text else ASK_ADMIN
 
 
-def server_status(conn: Connection, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
+def server_status(conn: Connection | Accounts, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
+    if isinstance(conn, Accounts):
+        return accounts_status(conn, catalog, viewer)
     exposed = sum(1 for e in catalog.tools.values() if e.mount.source is conn and e.mount.offers(e.original, viewer))
     info: dict[str, Any] = {
         "name": conn.name,
@@ -65,6 +68,36 @@ def server_status(conn: Connection, catalog: Catalog, viewer: Identity) -> dict[
     else:
         info["url"] = conn.cfg.url
     return info
+
+
+def accounts_status(accounts: Accounts, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
+    """A ``per_user`` server: how many users are connected; which users, and their processes, to admins only."""
+    exposed = sum(1 for e in catalog.tools.values()
+                  if e.mount.source is accounts and e.mount.offers(e.original, viewer))
+    info: dict[str, Any] = {
+        "name": accounts.name, "state": accounts.state.value, "transport": accounts.cfg.transport,
+        "per_user": True, "users_connected": accounts.connected,
+        "max_children": accounts.cfg.max_children, "idle_stop": accounts.cfg.idle_stop,
+        "seconds_in_state": round(time.time() - accounts.since, 1),
+        "protocol_version": accounts.protocol_version, "era": era(accounts.protocol_version),
+        "server_info": accounts.server_info.name if accounts.server_info else None,
+        "tools": len(accounts.tools), "tools_exposed": exposed, "resources": len(accounts.resources),
+        "resource_templates": len(accounts.templates), "prompts": len(accounts.prompts),
+        "error": hidden(accounts.error, viewer), "restarts": accounts.restarts, "next_retry": None,
+        "health_failures": 0,
+    }
+    if viewer.is_admin:
+        info["accounts"] = accounts.accounts()
+        if accounts.cfg.transport != "stdio":
+            info["url"] = accounts.cfg.url
+    return info
+
+
+async def add_accounts(pool: Pool, servers: list[dict[str, Any]], viewer: Identity) -> None:
+    """Each ``per_user`` server of ``servers`` gets ``account``: whether ``viewer``'s own is connected, or how."""
+    for s in servers:
+        if isinstance(conn := pool.connections.get(s["name"]), Accounts):
+            s["account"] = await conn.account(viewer.user_id)
 
 
 def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity) -> dict[str, Any]:

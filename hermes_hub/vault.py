@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from hermes_hub.errors import HubError
-from hermes_hub.storage import default_data_dir, is_postgres, sqlite_path
+from hermes_hub.storage import default_data_dir, default_url, is_postgres, sqlite_path
 from hermes_hub.storage.base import SealedStore
 from hermes_hub.storage.records import SealedRecord, utcnow
 
@@ -100,6 +100,20 @@ def load_key(storage_url: str, *, env: dict[str, str] | None = None) -> SecretKe
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_urlsafe(48) + "\n")
     return SecretKey.from_text(path.read_text(), str(path), shared=False)
+
+
+def load_hub_key(storage_url: str | None, base_dir: Path | None = None, *, env: dict[str, str] | None = None,
+                 ) -> SecretKey:
+    """``load_key`` for a hub.json's ``storage.url`` (None: the default store): a relative SQLite path is
+    resolved against ``base_dir`` (hub.json's folder) as the store resolves it, so the key file lies beside
+    the store whichever folder the hub, or a command, was started in."""
+    url = storage_url or default_url(env)
+    if not is_postgres(url):
+        try:
+            url = f"sqlite:///{sqlite_path(url, base_dir)[0]}"
+        except HubError:
+            pass
+    return load_key(url, env=env)
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,12 @@ def _server(cfg: HubConfig, name: str) -> ServerConfig:
 
 @asynccontextmanager
 async def _grants(cfg: HubConfig) -> AsyncIterator[Grants]:
-    from hermes_hub.downstream.grants import Grants, hub_key
+    from hermes_hub.downstream.grants import Grants
+    from hermes_hub.vault import load_hub_key
     from hermes_hub.storage import open_store
     from hermes_hub.vault import Vault
 
-    key = hub_key(cfg.storage.url, cfg.base_dir)
+    key = load_hub_key(cfg.storage.url, cfg.base_dir)
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
         vault = Vault(store, key)
         yield Grants(lambda: vault)

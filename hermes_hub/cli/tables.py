@@ -44,6 +44,10 @@ def servers_table(status: dict[str, Any]) -> str:
             out += f"\n{s['name']} {s['state']}: {s['fix']}"
         if len(s.get("error") or "") > 90:
             out += f"\n{s['name']} {s['state']}: {s['error']}"
+    for s in status["servers"]:  # per_user servers: each user's own connection (docs/security.md)
+        if s.get("per_user"):
+            mine = f"; your account: {s['account']}" if s.get("account") else ""
+            out += f"\n{s['name']}: one connection per user, {s['users_connected']} connected now{mine}"
     for c in status.get("collisions", []):
         out += f"\nwarning: {c['kind']} '{c['name']}' is offered by '{c['winner']}' and '{c['loser']}'; " \
                f"'{c['winner']}' wins. Fix: {c['fix']}"

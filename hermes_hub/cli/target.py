@@ -142,4 +142,6 @@ def _raw_server(target: Target) -> tuple[ServerConfig, Path]:
         known = ", ".join(config.mcp_servers) or "none"
         raise BadTarget(f"--direct {target.direct}: {target.config} has no server '{target.direct}'; "
                         f"known servers: {known}")
-    return config.mcp_servers[target.direct], config.base_dir
+    cfg = config.mcp_servers[target.direct]
+    # a per_user server's ${secret:NAME}s are its users' own: reached directly, it starts with none of them
+    return (cfg.with_secrets({}) if cfg.per_user else cfg), config.base_dir

@@ -18,6 +18,10 @@ from pydantic import (
 )
 
 PREFIX_RE = re.compile(r"^[A-Za-z0-9_-]*$")
+# ``${secret:NAME}`` in a per-user server's env or headers: the calling user's own secret (see ``hermes_hub.vault``)
+SECRET_REF_RE = re.compile(r"\$\{secret:([^}]*)\}")
+SECRET_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+SECRET_KIND = "secret"  # the vault's kind for the values people set with `hermes-hub secret set`
 
 
 def _origin_url(url: str | None, key: str) -> str | None:
@@ -122,6 +126,10 @@ class ServerConfig(_Strict):
     roles: list[str] | None = None  # roles that may use this server; None: everyone
     tool_roles: dict[str, list[str]] = Field(default_factory=dict)  # tool glob -> roles that may use it
     overrides: dict[str, ToolOverride] = Field(default_factory=dict)  # the server's tool name -> what to change
+    # whose credentials (see docs/security.md): one connection per hub user, with that user's ${secret:NAME}s
+    per_user: bool = False
+    idle_stop: float = Field(600.0, gt=0)  # per_user: seconds without use before a user's connection stops
+    max_children: int = Field(20, ge=1, le=10_000)  # per_user: users' connections at once (children, for stdio)
     _file: str = PrivateAttr("hub.json")  # the file this entry came from, for messages (see ``config_file``)
 
     @property
@@ -149,10 +157,39 @@ class ServerConfig(_Strict):
         if self.auth is not None and self.command:
             raise ValueError("'auth' (OAuth) applies to a remote server ('url'); a stdio server takes its "
                              "credentials in 'env'")
+        for key, values in (("env", self.env), ("headers", self.headers)):
+            for var, value in values.items():
+                for ref in SECRET_REF_RE.findall(value):
+                    if not SECRET_NAME_RE.match(ref):
+                        raise ValueError(f"{key}.{var}: ${{secret:{ref}}} is no secret name (letters, digits, "
+                                         f"'_', '.' and '-', at most 64)")
+                    if not self.per_user:
+                        raise ValueError(f"{key}.{var} refers to ${{secret:{ref}}}, a user's own secret: add "
+                                         f"\"per_user\": true to this server, so that each user's connection gets "
+                                         f"their own (without it every user would act through one set of credentials)")
         if self.backoff_max < self.backoff_initial:
             raise ValueError(f"backoff_max ({self.backoff_max:g}) must be at least backoff_initial "
                              f"({self.backoff_initial:g})")
         return self
+
+    @property
+    def secret_names(self) -> list[str]:
+        """The names of the ``${secret:NAME}`` references in ``env`` and ``headers``, in order, once each."""
+        found = [ref for v in (*self.env.values(), *self.headers.values()) for ref in SECRET_REF_RE.findall(v)]
+        return list(dict.fromkeys(found))
+
+    def with_secrets(self, values: dict[str, str]) -> ServerConfig:
+        """This entry with each ``${secret:NAME}`` replaced by ``values[NAME]``; one missing there leaves its
+        env variable empty and its header out (``Bearer `` alone is no header an HTTP client sends)."""
+        def fill(v: str) -> str:
+            return SECRET_REF_RE.sub(lambda m: values.get(m.group(1), ""), v)
+
+        def complete(v: str) -> bool:
+            return all(ref in values for ref in SECRET_REF_RE.findall(v))
+        copy = self.model_copy(update={"env": {k: fill(v) for k, v in self.env.items()},
+                                       "headers": {k: fill(v) for k, v in self.headers.items() if complete(v)}})
+        copy._file = self._file
+        return copy
 
     @property
     def transport(self) -> Literal["stdio", "http", "sse"]:

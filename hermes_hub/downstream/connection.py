@@ -21,7 +21,7 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -79,10 +79,12 @@ class Connection:
 
     def __init__(
         self, name: str, cfg: ServerConfig, base_dir: Path, on_change: Callable[[Connection], None] = lambda c: None,
-        *, owner: str | None = None, grants: Grants | None = None,
+        *, owner: str | None = None, resolve: Callable[[ServerConfig], Awaitable[ServerConfig]] | None = None,
+        grants: Grants | None = None,
     ) -> None:
         self.name, self.cfg, self.base_dir = name, cfg, base_dir
-        self.owner = owner  # whose credentials it uses: None, the hub's own (shared)
+        self.owner = owner  # the hub user this connection is for (``per_user``); None: the hub's own credentials
+        self._resolve = resolve  # fills in the owner's ${secret:NAME}s at each attempt (``accounts``)
         self.grants = grants  # OAuth grants (None: no OAuth, e.g. a hub without a store)
         self._on_change = on_change
         self.state = State.STOPPED
@@ -161,8 +163,9 @@ class Connection:
         scope = anyio.CancelScope(deadline=anyio.current_time() + self.cfg.startup_timeout)
         try:
             with scope:
+                cfg = await self._resolve(self.cfg) if self._resolve else self.cfg
                 async with EraClient(  # mode "auto": the handshake first (era.py)
-                    open_transport(self.name, self.cfg, self.base_dir, self.link, owner=self.owner, grants=self.grants),
+                    open_transport(self.name, cfg, self.base_dir, self.link, owner=self.owner, grants=self.grants),
                     mode=self.cfg.mode,
                     back_channel=back_channel(self.cfg, self.link),
                     cache=None,

@@ -18,14 +18,12 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import anyio
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import BaseModel, ValidationError
 
-from hermes_hub.storage import default_url, is_postgres, sqlite_path
-from hermes_hub.vault import SecretKey, Vault, VaultError, load_key
+from hermes_hub.vault import Vault, VaultError
 
 KIND = "oauth"
 SHARED = ""  # the user id of the hub's own grant
@@ -60,16 +58,6 @@ class Grant(BaseModel):
             return None
         life = self.tokens.expires_in or REFRESH_MARGIN * 10
         return self.expires_at - min(REFRESH_MARGIN, life / 10)
-
-
-def hub_key(storage_url: str | None, base_dir: Path) -> SecretKey:
-    """``load_key`` for a hub.json's store: a relative SQLite path is relative to hub.json, as the store's is,
-    so `hermes-hub login --config other/hub.json` finds the key the hub itself uses."""
-    storage_url = storage_url or default_url()
-    if not is_postgres(storage_url) and storage_url.lower().startswith("sqlite:"):
-        path, _ = sqlite_path(storage_url, base_dir)
-        storage_url = f"sqlite:///{path}"
-    return load_key(storage_url)
 
 
 def fingerprint(text: str | None) -> str | None:

@@ -15,11 +15,19 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from hermes_hub.config import HubConfig
+from hermes_hub.config import HubConfig, ServerConfig
+from hermes_hub.downstream.accounts import Accounts
 from hermes_hub.downstream.connection import Connection
 from hermes_hub.downstream.grants import Grants
+from hermes_hub.errors import HubError
+from hermes_hub.vault import Vault
 
 STOP_TIMEOUT = 10.0  # a connection's teardown is itself bounded (stdin, SIGTERM, SIGKILL); this is a backstop
+
+
+def _no_vault() -> Vault:
+    raise HubError("this pool has no vault, so per_user servers cannot read their users' secrets; "
+                   "run them in a started hub")
 
 
 @dataclass
@@ -34,7 +42,7 @@ class Changes:
 
 @dataclass
 class _Running:
-    conn: Connection
+    conn: Connection | Accounts
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
 
@@ -43,18 +51,24 @@ class Pool:
     """``async with Pool(config) as pool`` starts every connection; leaving stops them all."""
 
     def __init__(self, config: HubConfig, on_change: Callable[[Connection], None] = lambda c: None,
-                 grants: Grants | None = None) -> None:
+                 grants: Grants | None = None, vault: Callable[[], Vault] | None = None) -> None:
         self._on_change = on_change
         self.grants = grants  # OAuth grants of remote servers (None: no OAuth)
+        self._vault = vault or _no_vault  # per_user servers read their users' secrets there
         self._changed = anyio.Event()
         self._base_dir: Path = config.base_dir
-        self.connections = {name: self._new(name, config) for name in config.enabled()}
+        self.connections: dict[str, Connection | Accounts] = {name: self._new(name, config) for name in config.enabled()}
         self._running: dict[str, _Running] = {}
         self._tg: TaskGroup | None = None
         self._stack = AsyncExitStack()
 
-    def _new(self, name: str, config: HubConfig) -> Connection:
-        return Connection(name, config.mcp_servers[name], config.base_dir, self._changed_hook, grants=self.grants)
+    def _new(self, name: str, config: HubConfig) -> Connection | Accounts:
+        return self._make(name, config.mcp_servers[name], config.base_dir)
+
+    def _make(self, name: str, cfg: ServerConfig, base_dir: Path) -> Connection | Accounts:
+        if cfg.per_user:  # one connection per hub user, each with their own secrets (``accounts``)
+            return Accounts(name, cfg, base_dir, self._changed_hook, self._vault, grants=self.grants)
+        return Connection(name, cfg, base_dir, self._changed_hook, grants=self.grants)
 
     def _changed_hook(self, conn: Connection) -> None:
         self._changed.set()
@@ -73,7 +87,7 @@ class Pool:
     ) -> None:
         await self._stack.aclose()
 
-    def _start(self, conn: Connection) -> None:
+    def _start(self, conn: Connection | Accounts) -> None:
         assert self._tg is not None, "the pool is not running"
         running = self._running[conn.name] = _Running(conn)
         self.connections[conn.name] = conn
@@ -103,7 +117,7 @@ class Pool:
         """Stop server ``name`` and start a fresh connection with the same entry (counted as a restart)."""
         old = self.connections[name]
         await self.stop(name)
-        new = Connection(name, old.cfg, self._base_dir, self._changed_hook, owner=old.owner, grants=self.grants)
+        new = self._make(name, old.cfg, self._base_dir)
         new.restarts = old.restarts + 1
         self._start(new)
 

@@ -73,8 +73,12 @@ _DIE_WITH_HUB = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV and sys.plat
 
 def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link, *, owner: str | None = None,
                    grants: Grants | None = None):
-    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport. ``owner``: whose
-    credentials (None: the hub's own); ``grants``: where OAuth grants are kept (None: no OAuth)."""
+    """The async context manager yielding ``(read, write)`` streams for ``cfg``'s transport.
+
+    ``owner``: the hub user whose connection this is (``per_user`` servers), None for the hub's own
+    (shared) credentials. ``cfg`` arrives with that user's ``${secret:NAME}``s already filled in
+    (``downstream.accounts``); ``grants``: where OAuth grants are kept (None: no OAuth), the one used
+    chosen by ``owner``."""
     if cfg.transport == "stdio":
         return _stdio(name, cfg, base_dir, link)
     auth = GrantAuth(name, cfg, owner, grants, link) if grants is not None and signs_in(cfg) else None

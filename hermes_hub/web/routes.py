@@ -6,6 +6,7 @@
     GET  /status/runs/{run_id}    one of the viewer's agent runs, round by round
     POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
+    POST /status/secrets, /status/secrets/delete             the viewer's own secrets (web/secrets.py)
     GET/POST /status/authorize/{request_id}   the OAuth consent page (``consent``)
     POST /status/servers/{name}/connect, GET /status/oauth/callback/{name}   OAuth sign-in (web/connect.py)
 """
@@ -34,6 +35,7 @@ from hermes_hub.web.activity import sparkline
 from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
 from hermes_hub.web.logins import IDLE, LIFETIME
+from hermes_hub.web.secrets import secret_routes, secrets_view
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -107,7 +109,8 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         if viewer is None:
             return await _login(request)
         data = await view.view(hub, viewer.identity, **_filters(request))
-        return _page("status.html", **_context(viewer, data), query=request.url.query)
+        return _page("status.html", **_context(viewer, data), query=request.url.query,
+                     secrets=await secrets_view(hub, viewer.identity), secret_csrf=access.csrf(viewer))
 
     async def live(request: Request) -> Response:
         viewer = await access.viewer(request)
@@ -203,6 +206,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         Route("/status/servers/{name}/restart", _limited(restart, html=False), methods=["POST"]),
         Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
         *connect_routes(hub, access),  # Connect: OAuth sign-in to a server in NEEDS_AUTH
+        *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
         *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)

@@ -15,10 +15,10 @@ import pytest
 from mcp import Client
 
 from hermes_hub.config import load_config
-from hermes_hub.downstream.grants import Grants, hub_key
+from hermes_hub.downstream.grants import Grants
 from hermes_hub.hub import Hub
 from hermes_hub.storage import open_store
-from hermes_hub.vault import Vault
+from hermes_hub.vault import Vault, load_hub_key
 from tests.oauth_client.protected import Protected, serving
 from tests.support import PROJECT, until
 
@@ -47,7 +47,7 @@ async def cli(*args: str, browser: str = BROWSER) -> tuple[int, str]:
 async def stored(config: Path, user: str = "") -> Any:
     cfg = load_config(config)
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
-        vault = Vault(store, hub_key(cfg.storage.url, cfg.base_dir))
+        vault = Vault(store, load_hub_key(cfg.storage.url, cfg.base_dir))
         return (await Grants(lambda: vault).load(user, "crm")).grant
 
 
