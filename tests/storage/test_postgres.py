@@ -47,7 +47,7 @@ async def test_replicas_opening_a_new_database_at_once_migrate_it_exactly_once(p
         async with open_store(pg_url) as store:
             recorded = await store.raw("SELECT version, name FROM schema_migrations ORDER BY version")
     names = ["p001_schema", "p002_summary_jobs", "p003_write_keys_and_index_claims", "p004_append_function",
-             "p005_status_logins"]
+             "p005_status_logins", "p006_artifacts"]
     assert sorted(applied) == [[], [], names]
     assert recorded == list(enumerate(names, start=1))
 

@@ -5,6 +5,7 @@ SQL (``runner.Dialect``) and supply ``_read``/``_write``. What really differs st
 connections and transactions, and which rows an indexing batch holds (leases).
 """
 
+from hermes_hub.storage.crud.artifacts import ArtifactMethods
 from hermes_hub.storage.crud.audit import AuditMethods
 from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
@@ -19,5 +20,6 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
-                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods):
+                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
+                    ArtifactMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

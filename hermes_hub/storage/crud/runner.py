@@ -29,6 +29,7 @@ class Dialect:
     vectors: ModuleType
     jobs: ModuleType
     summaries: ModuleType
+    artifacts: ModuleType
 
 
 class Runner:

@@ -292,6 +292,25 @@ def m011_status_logins(db: Connection) -> None:
         )""")
 
 
+def m012_artifacts(db: Connection) -> None:
+    # Whole tool results of agent runs (the model read a cut copy); they go with their session.
+    db.execute("""
+        CREATE TABLE artifacts (
+            id         TEXT PRIMARY KEY,
+            user_id    TEXT NOT NULL,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            run_id     TEXT NOT NULL,
+            tool       TEXT NOT NULL,
+            mime_type  TEXT NOT NULL,
+            chars      INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            truncated  INTEGER NOT NULL DEFAULT 0,
+            text       TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX artifacts_by_session ON artifacts (session_id)")
+    db.execute("CREATE INDEX artifacts_by_age ON artifacts (created_at)")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [
     m001_sessions,
     m002_messages,
@@ -304,6 +323,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m009_agent_runs,
     m010_summary_jobs,
     m011_status_logins,
+    m012_artifacts,
 ]
 
 

@@ -31,6 +31,7 @@ import sqlite_vec
 from hermes_hub.errors import StorageError
 from hermes_hub.storage.crud import Dialect, SharedMethods
 from hermes_hub.storage.sqlite import (
+    artifacts,
     audit,
     indexing,
     jobs,
@@ -56,7 +57,7 @@ class SQLiteStore(SharedMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries)
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, artifacts=artifacts)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
