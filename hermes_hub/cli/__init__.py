@@ -15,6 +15,7 @@ from hermes_hub.cli.checks import check
 from hermes_hub.cli.install import import_cmd, install
 from hermes_hub.cli.memory import memory
 from hermes_hub.cli.serve import serve
+from hermes_hub.cli.session import session
 from hermes_hub.cli.storage import storage
 
 
@@ -25,5 +26,5 @@ def main() -> None:
 
 
 for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
-                token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage):
+                token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, session):
     main.add_command(command)

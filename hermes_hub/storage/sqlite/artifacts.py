@@ -20,8 +20,9 @@ def add_artifact(db: Connection, r: ArtifactRecord) -> None:
 
 
 def get_artifact(db: Connection, user_id: str, artifact_id: str, offset: int, limit: int | None) -> ArtifactRecord:
-    row = db.execute(f"SELECT {_COLS}, substr(text, ?, ?) FROM artifacts WHERE user_id = ? AND id = ?",
-                     (offset + 1, -1 if limit is None else limit, user_id, artifact_id)).fetchone()
+    page, args = ("substr(text, ?)", (offset + 1,)) if limit is None else ("substr(text, ?, ?)", (offset + 1, limit))
+    row = db.execute(f"SELECT {_COLS}, {page} FROM artifacts WHERE user_id = ? AND id = ?",
+                     (*args, user_id, artifact_id)).fetchone()
     if row is None:
         raise artifact_not_found(artifact_id)
     return _record(row)
