@@ -37,8 +37,8 @@ def empty(result: types.CallToolResult, text: str) -> str | None:
     """What the tool returned when it returned no data (an empty text, list or object), else None."""
     if result.is_error:
         return None
-    if not text:
-        return "an empty result" if result.structured_content in (None, {}) else None
+    if not text:  # no text, or empty text beside structured content the model does not read
+        return "an empty result"
     value = _parsed(text)
     if value == []:
         return "an empty list"
