@@ -86,7 +86,7 @@ class Calls:
         i = 0
         while i < len(calls):
             group = [calls[i]]
-            while self._may_overlap(group[-1]) and i + len(group) < len(calls) \
+            while i + len(group) < len(calls) and self._may_overlap(group[-1]) \
                     and self._may_overlap(calls[i + len(group)]):
                 group.append(calls[i + len(group)])
             if len(group) == 1:
