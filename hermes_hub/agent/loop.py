@@ -198,8 +198,8 @@ class Agent:
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
             log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(messages), estimate)
-            asked = time.perf_counter()
             prompt = prompts.request(system, messages, specs)  # at request time: also a request that fails
+            asked = time.perf_counter()
             try:
                 reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
