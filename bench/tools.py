@@ -172,10 +172,9 @@ async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
     quality = await sets(lexical, tools)
     rounds = 1 if quick else 5
     speed = {"small": await search_speed(tools, rounds), "large": await search_speed(big, rounds)}
-    own = [t for t in tools if t.name.startswith("hermes_")]
     meta = meta_tools({k: f"hermes_{k}" for k in (SEARCH, DESCRIBE, CALL)})
     snapshot = {"tools": len(tools), "tokens_all": listing_tokens(tools),
-                "tokens_lazy": listing_tokens(own) + listing_tokens(meta)}
+                "tokens_lazy": listing_tokens(meta)}  # lazy: the meta-tools (+ hub.always, empty by default)
     snapshot["saved"] = snapshot["tokens_all"] - snapshot["tokens_lazy"]
     doc = {"benchmark": "tools", "quick": quick, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
            "tokenizer": tokenizer()[0], "cpus": os.cpu_count(), "loadavg": list(os.getloadavg()),

@@ -114,10 +114,13 @@ class Hub:
     def _endpoint(self, toolset: str | None) -> Endpoint:
         """``/mcp`` (``toolset`` None) or ``/mcp/<toolset>``: a view of the catalog and its own server."""
         def scope() -> Scope:
+            hub = self.config.hub
             if toolset is None:
-                return Scope(lazy=self.config.hub.expose == "lazy")
+                return Scope(lazy=hub.expose == "lazy", always=NameFilter.of(hub.always), cache_ttl_ms=hub.cache_ttl_ms)
             ts = self.config.toolsets.get(toolset)
-            return Scope.of(ts) if ts is not None else Scope(servers=frozenset())  # removed by a reload
+            if ts is None:  # removed by a reload
+                return Scope(servers=frozenset(), cache_ttl_ms=hub.cache_ttl_ms)
+            return Scope.of(ts, hub.always, hub.cache_ttl_ms)
 
         ns = Namespace(self.config.hub.prefix, self.config.hub.separator)
         view = View(self.catalog, scope, self.tool_index, ns.name, toolset)

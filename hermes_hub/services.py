@@ -23,6 +23,7 @@ from pydantic import SecretStr
 
 from hermes_hub import audit
 from hermes_hub.agent.summaries import Summarizer
+from hermes_hub.authorization import Authorization
 from hermes_hub.config import MODEL_KEYS, HubConfig
 from hermes_hub.identity import Authenticator, StaticToken
 from hermes_hub.masking import Masker
@@ -48,6 +49,7 @@ class Services:
     model: Provider | None  # the hub's agent model (``agent``); None when there is none
     summaries: Summarizer | None  # None without a model that may run in the background
     _stack: AsyncExitStack = field(repr=False)
+    authorization: Authorization | None = field(default=None, repr=False)  # the hub's OAuth (hermes_hub.authorization)
     _models: dict[tuple[Any, ...], Provider] = field(default_factory=dict, repr=False)
 
     def model_for(self, settings: AgentSection) -> Provider:
@@ -96,6 +98,7 @@ async def open_services(config: HubConfig, masker: Masker) -> AsyncIterator[Serv
         static = [StaticToken(t.token, t.user, t.role) for t in config.auth.tokens]
         services = Services(store, Sessions(store, max_message_bytes=storage.max_message_bytes, masker=masker),
                             memories, Authenticator(store, static), writer, model, summaries, stack)
+        services.authorization = Authorization(store, services.authenticator, config)
         loops = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(loops.cancel_scope.cancel)  # first on exit: the loops stop before what they use
         loops.start_soon(writer.run)

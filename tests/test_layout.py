@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"masking", "sdk", "call", "config"},  # vocabulary every layer speaks
     {"bridge"},  # a call that outlives the host's request (input rounds), used by downstream and the agent's tool
     {"storage"},
-    {"identity", "sessions", "audit", "throttle"},  # domain services on the store
+    {"identity", "sessions", "audit", "throttle", "vault"},  # domain services on the store
     {"models"},  # model providers: for the agent, memory, summaries and `check`
     {"downstream"},
     {"aggregation"},
@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
     {"toolsets"},
     {"agent"},
     {"builtins"},
+    {"authorization"},  # the hub as an OAuth authorization server for hosts: grants, clients, external IdP JWTs
     {"upstream"},  # what hosts talk to, short of a running hub
     {"status", "reloader", "services"},  # what the hub is composed of and reports
     {"hub"},  # the composition root

@@ -190,8 +190,8 @@ async def test_an_agent_run_called_through_a_toolset_offers_the_model_only_that_
         {"when": "^take a note", "tool_calls": [{"name": "notes_create_note", "arguments": {"title": "x", "body": "y"}}]},
         {"when": "Unknown tool 'notes_create_note'", "text": "That tool is not here."},
         {"when": "created|\"id\"", "text": "Noted."}]))
-    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar"]}}, "memory": {"embedder": "none"},
-           "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar", "hermes"]}},
+           "memory": {"embedder": "none"}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
            "agent": {"provider": "scripted", "script": str(tmp_path / "model.json")}}
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
@@ -214,13 +214,14 @@ async def test_a_toolset_endpoint_lists_only_its_own_servers_prompts_resources_a
     (tmp_path / "notes.json").write_text(json.dumps({"notes": [{"id": "groceries", "title": "Groceries",
                                                                 "body": "milk"}]}))
     servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
-    raw = {"mcpServers": servers, "toolsets": {"cal": {"servers": ["calendar"]}, "all": {}},
+    toolsets = {"cal": {"servers": ["calendar"]}, "own": {"servers": ["calendar", "hermes"]}, "all": {}}
+    raw = {"mcpServers": servers, "toolsets": toolsets,
            "memory": {"embedder": "none"}}
     listed: dict[str, tuple[list[str], list[str], list[str]]] = {}
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
-        for name in (None, "cal", "all"):
+        for name in (None, "cal", "own", "all"):
             async with Client(hub.endpoint(name).server, mode=mode) as host:
                 with anyio.fail_after(30):
                     listed[str(name)] = ([p.name for p in (await host.list_prompts()).prompts],
@@ -229,8 +230,9 @@ async def test_a_toolset_endpoint_lists_only_its_own_servers_prompts_resources_a
                                           (await host.list_resource_templates()).resource_templates])
     whole = listed["None"]
     assert "notes_summarize_note" in whole[0] and any("groceries" in uri for uri in whole[1]) and whole[2]
-    own = tuple([x for x in kind if x.startswith("hub://")] for kind in whole)  # the hub's own are always in
-    assert own[1] and listed["cal"] == own  # calendar has none of its own; notes' stay out of this toolset
+    own = tuple([x for x in kind if x.startswith("hub://")] for kind in whole)  # the hub's own: source 'hermes'
+    assert own[1] and listed["own"] == own  # calendar has none of its own; notes' stay out of this toolset
+    assert listed["cal"] == ([], [], [])  # a toolset that leaves 'hermes' out gets none of the hub's own
     assert listed["all"] == whole  # a toolset without 'servers' serves every server's
 
 

@@ -45,6 +45,7 @@ from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.summaries import Summarizer
+from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
@@ -175,7 +176,7 @@ class Agent:
         history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
                                                newest_first=True)).messages if profile.window else []
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
-                 if profile.offers(t.name) and not t.name.startswith(self.own_tools)
+                 if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
         reader = next((t for t in tools if t.name == self.artifact_reader), None)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import anyio
 import mcp.types as types
 
+from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.namespace import Namespace, name_problem
@@ -159,9 +160,11 @@ class Catalog:
             src, ns = m.source, m.namespace
             for tool in src.tools:
                 if m.tool_filter(tool.name):
-                    self._add(tools, "tool", m, tool.name, ns.name(tool.name), tool, collisions, warnings)
+                    self._add(tools, "tool", m, tool.name, ns.name(tool.name), apps.with_meta(tool, ns), collisions,
+                              warnings)
             for prompt in src.prompts:
-                self._add(prompts, "prompt", m, prompt.name, ns.name(prompt.name), prompt, collisions, warnings)
+                self._add(prompts, "prompt", m, prompt.name, ns.name(prompt.name), apps.with_meta(prompt, ns),
+                          collisions, warnings)
             for res in src.resources:
                 self._add(resources, "resource", m, res.uri, ns.uri(res.uri), res, collisions)
             for tpl in src.templates:
@@ -234,7 +237,8 @@ class Catalog:
         """Route a call for ``ctx.caller``. Failures a model can act on come back as ``isError``
         results; progress, log messages and questions from the server go back through ``ctx``."""
         require(ctx)
-        entry = self.tools.get(name)
+        # an app calls its server's tools by their own names (aggregation/apps.py)
+        entry = self.tools.get(name) or apps.own_name(self.tools.values(), name, ctx.in_scope)
         if entry is not None and not entry.mount.offers(entry.original, ctx.caller):
             entry = None  # a tool the caller may not use does not exist for them
         async with self.auditor(caller=ctx.caller, tool=name, server=entry.mount.source.name if entry else None,
@@ -278,7 +282,7 @@ class Catalog:
                                                         if k != types.SERVER_INFO_META_KEY} or None})
         if isinstance(result, types.InputRequiredResult):  # a round of questions for the host
             return result
-        return fit_result(result, self.max_result_bytes)
+        return fit_result(apps.tool_result(result, entry.mount.namespace), self.max_result_bytes)
 
     def visible(self, index: dict[str, Entry], caller: Identity) -> list[Any]:
         """The public items of ``index`` (resources, templates or prompts) ``caller`` may see."""
@@ -290,9 +294,7 @@ class Catalog:
         mount, original = self.route_uri(uri)
         if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
-        result = await mount.source.read_resource(original, ctx)
-        contents = [c.model_copy(update={"uri": uri}) if c.uri == original else c for c in result.contents]
-        return result.model_copy(update={"contents": contents})
+        return apps.read_result(await mount.source.read_resource(original, ctx), mount.namespace)
 
     async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]],
                         ctx: CallContext) -> None:
@@ -322,7 +324,8 @@ class Catalog:
             if waiting := self._not_ready_owner(name, ctx.caller):
                 raise waiting
             raise UnknownName("prompt", name, "call prompts/list for the current names")
-        return await entry.mount.source.get_prompt(entry.original, arguments, ctx)
+        return apps.prompt_result(await entry.mount.source.get_prompt(entry.original, arguments, ctx),
+                                  entry.mount.namespace)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
                        ctx: CallContext) -> types.CompleteResult:

@@ -13,9 +13,9 @@ from typing import Any
 
 import mcp.types as types
 
-from hermes_hub.builtins.source import BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
+from hermes_hub.builtins.source import DEPRECATED, BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
-from hermes_hub.errors import HubError
+from hermes_hub.errors import HubError, InvalidInput
 from hermes_hub.memory import Memories, RecallQuery
 from hermes_hub.memory.model import KINDS, MAX_QUERY_CHARS, MAX_TEXT_CHARS, RecallItem, parse_time
 
@@ -81,6 +81,10 @@ def memory_items(get: Callable[[], Memories]) -> list[BuiltinTool | BuiltinResou
                                cursor=a.get("cursor"))
 
     async def forget(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+        if a.get("all"):
+            return await m.forget_all(uid)
+        if "memory_id" not in a:
+            raise InvalidInput("give memory_id (one memory), or all: true to forget every memory of the user")
         return await m.forget(uid, a["memory_id"])
 
     async def forget_all(m: Memories, uid: str, a: dict[str, Any]) -> Any:
@@ -130,9 +134,12 @@ def memory_items(get: Callable[[], Memories]) -> list[BuiltinTool | BuiltinResou
              _schema({"state": {"enum": ["active", "archived"]}, "kind": {"enum": list(KINDS)},
                       "limit": {"type": "integer", "minimum": 1, "maximum": 200},
                       "cursor": {"type": "string"}}), list_, read_only=True),
-        tool("memory_forget", "Forget one memory everywhere it is kept (it cannot be restored).",
-             _schema({"memory_id": MID}, ("memory_id",)), forget, destructive=True),
-        tool("memory_forget_all", "Forget every memory of the user. Pass confirm: true.",
+        tool("memory_forget", "Forget one memory everywhere it is kept (it cannot be restored); all: true forgets "
+             "every memory of the user.",
+             _schema({"memory_id": MID, "all": {"const": True, "description": "every memory, not one"}}), forget,
+             destructive=True),
+        tool("memory_forget_all", f"Forget every memory of the user. Pass confirm: true. {DEPRECATED}"
+             "hermes_memory_forget with all: true.",
              _schema({"confirm": {"const": True}}, ("confirm",)), forget_all, destructive=True),
         tool("memory_restore", "Bring an archived memory back into recall.",
              _schema({"memory_id": MID}, ("memory_id",)), restore),

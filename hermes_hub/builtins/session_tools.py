@@ -13,9 +13,9 @@ from typing import Any
 
 import mcp.types as types
 
-from hermes_hub.builtins.source import BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
+from hermes_hub.builtins.source import DEPRECATED, BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
-from hermes_hub.errors import HubError
+from hermes_hub.errors import HubError, InvalidInput
 from hermes_hub.sessions import MAX_IMPORT_MESSAGES, Sessions
 
 SID = {"type": "string", "description": "a session id from hermes_session_create or hermes_session_list"}
@@ -86,6 +86,10 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
         return await get().rename(uid, a["session_id"], a["title"])
 
     async def delete(uid: str, a: dict[str, Any]) -> Any:
+        if a.get("all"):
+            return {"deleted": await get().delete_all(uid)}
+        if "session_id" not in a:
+            raise InvalidInput("give session_id (one session), or all: true to delete every one of your sessions")
         await get().delete(uid, a["session_id"])
         return {"deleted": a["session_id"]}
 
@@ -123,10 +127,12 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
         _tool("session_rename", "Give a session a new title.",
               _schema({"session_id": SID, "title": {"type": "string", "maxLength": 200}}, ["session_id", "title"]),
               rename),
-        _tool("session_delete", "Delete one session and all its messages.", _schema({"session_id": SID},
-                                                                                   ["session_id"]), delete,
-              destructive=True),
-        _tool("session_delete_all", "Delete every one of your sessions. Pass confirm: true.",
+        _tool("session_delete", "Delete one session and all its messages; all: true deletes every one of your "
+                                "sessions.",
+              _schema({"session_id": SID, "all": {"const": True, "description": "every session, not one"}}),
+              delete, destructive=True),
+        _tool("session_delete_all", f"Delete every one of your sessions. Pass confirm: true. {DEPRECATED}"
+              "hermes_session_delete with all: true.",
               _schema({"confirm": {"const": True}}, ["confirm"]), delete_all, destructive=True),
         BuiltinResource(types.Resource(uri="hub://sessions", name="sessions", mime_type="application/json",
                                        description="Your sessions, most recently updated first"), list_text),

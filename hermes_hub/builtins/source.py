@@ -17,6 +17,8 @@ ToolHandler = Callable[[dict[str, Any], CallContext], Awaitable[types.CallToolRe
 PromptRenderer = Callable[[dict[str, str], CallContext], Awaitable[types.GetPromptResult]]
 ResourceReader = Callable[[CallContext], Awaitable[str]]
 TemplateReader = Callable[[dict[str, str], CallContext], Awaitable[str]]
+# The end of a merged tool's description: its name keeps working for one release (docs/catalog.md, "A lean list").
+DEPRECATED = "Deprecated: this name goes in the next release; use "
 
 
 @dataclass(frozen=True)

@@ -74,14 +74,19 @@ def token_create(user: str, role: str, name: str, config: str) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @CONFIG
 def token_list(as_json: bool, config: str) -> None:
-    """List tokens (never their secrets)."""
+    """List tokens and OAuth sign-ins with their client names (never their secrets)."""
 
     async def go() -> None:
         async with _store(config) as store:
             rows = await store.list_tokens()
+            grants = await store.list_oauth_grants()
         data = [{"id": r.id, "user": r.user_id, "role": r.role, "name": r.name,
                  "created_at": r.created_at.isoformat(), "revoked_at": r.revoked_at and r.revoked_at.isoformat()}
                 for r in rows]
+        data += [{"id": g.id, "user": g.user_id, "role": g.role, "name": f"OAuth: {g.client_name} ({g.resource})",
+                  "kind": "oauth", "client_id": g.client_id, "resource": g.resource, "scopes": g.scopes,
+                  "created_at": g.created_at.isoformat(), "revoked_at": g.revoked_at and g.revoked_at.isoformat()}
+                 for g in grants]
         if as_json:
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
@@ -96,10 +101,15 @@ def token_list(as_json: bool, config: str) -> None:
 @click.argument("token_id")
 @CONFIG
 def token_revoke(token_id: str, config: str) -> None:
-    """Revoke the token with TOKEN_ID (see `token list`)."""
+    """Revoke the token or OAuth sign-in with TOKEN_ID (see `token list`), on every replica."""
 
     async def go() -> None:
         async with _store(config) as store:
+            if token_id.startswith("oag_"):  # an OAuth grant: its access and refresh tokens end with it
+                if not await store.revoke_oauth_grant(token_id, at=datetime.now(UTC)):
+                    raise HubError(f"no live OAuth sign-in with id {token_id!r}; see `hermes-hub token list`")
+                click.echo(f"revoked {token_id}: its client must sign in again")
+                return
             if not await store.revoke_token(token_id, at=datetime.now(UTC)):
                 raise HubError(f"no live token with id {token_id!r}; see `hermes-hub token list`")
             left = any(t.revoked_at is None for t in await store.list_tokens())

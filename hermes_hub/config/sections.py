@@ -20,6 +20,16 @@ from pydantic import (
 PREFIX_RE = re.compile(r"^[A-Za-z0-9_-]*$")
 
 
+def _origin_url(url: str | None, key: str) -> str | None:
+    """``url`` as a bare origin (scheme, host, port), or a ValueError saying what to write."""
+    if url is None:
+        return None
+    m = re.fullmatch(r"(https?://[A-Za-z0-9.\-\[\]:]+)/?", url)
+    if not m:
+        raise ValueError(f"{key} {url!r} must be an origin only, e.g. 'https://hub.example' (no path or query)")
+    return m.group(1)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -109,9 +119,20 @@ class HubSection(_Strict):
     max_result_bytes: int = Field(1_000_000, ge=1024)
     host: str = "127.0.0.1"
     port: int = Field(8600, ge=0, le=65535)
-    expose: Literal["all", "lazy"] = "all"  # lazy: the hub's own tools plus search/describe/call meta-tools
+    expose: Literal["all", "lazy"] = "all"  # lazy: search/describe/call meta-tools plus what ``always`` names
+    # tool globs over public names listed even lazily, and in every toolset whatever its servers
+    always: list[str] = Field(default_factory=list, max_length=200)
+    # the ttlMs the hub gives a list part whose server set no hint (its own tools, handshake-era servers):
+    # the hub announces every change of its lists with list_changed; 0 vouches for nothing
+    cache_ttl_ms: int = Field(60_000, ge=0, le=86_400_000)
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names a reverse proxy uses, e.g. "hub.example"
     trusted_proxies: list[str] = Field(default_factory=list)  # addresses whose X-Forwarded-For is believed
+    public_url: str | None = None  # the origin hosts reach the hub at (behind a proxy): OAuth's issuer and URLs
+
+    @field_validator("public_url")
+    @classmethod
+    def _origin(cls, url: str | None) -> str | None:
+        return _origin_url(url, "hub.public_url")
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -242,7 +263,8 @@ TOOLSET_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 class ToolsetConfig(_Strict):
     """One entry of ``toolsets``: a chosen catalog served at ``/mcp/<name>`` (and ``serve --stdio --toolset``).
-    ``servers`` unset means every server; the hub's own tools are always in it (deny them by name)."""
+    ``servers`` unset means every server, the hub's own (``hermes``) included; a list of servers gets the hub's
+    own tools only if it names ``hermes`` (and those ``hub.always`` names, in any case)."""
 
     servers: list[str] | None = None
     tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names
@@ -261,6 +283,23 @@ class AuthSection(_Strict):
     local_user: str | None = None  # default: the OS user name
     tokens: list[TokenEntry] = Field(default_factory=list)
     required: bool | None = None  # default: required unless loopback with no tokens (decided at start)
+    issuer: str | None = None  # an external identity provider whose JWT access tokens the hub accepts
+    audience: str | None = None  # the `aud` those tokens must carry (required with issuer)
+    user_claim: Literal["sub", "email"] = "sub"  # the claim that names the hub user
+
+    @field_validator("issuer")
+    @classmethod
+    def _issuer(cls, url: str | None) -> str | None:
+        if url is not None and not re.fullmatch(r"https?://[^\s?#]+", url):
+            raise ValueError(f"auth.issuer {url!r} is not an http(s) URL, e.g. 'https://idp.example/realms/team'")
+        return url.rstrip("/") if url else url
+
+    @model_validator(mode="after")
+    def _audience_with_issuer(self) -> AuthSection:
+        if (self.issuer is None) != (self.audience is None):
+            raise ValueError("auth.issuer and auth.audience go together: set both (the identity provider and the "
+                             "`aud` its access tokens carry for this hub), or neither")
+        return self
 
 
 class HubConfig(_Strict):

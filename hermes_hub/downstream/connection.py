@@ -28,6 +28,8 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
+from mcp.client import advertise
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -40,7 +42,7 @@ from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, un
 from hermes_hub.downstream.era import EraClient, back_channel
 from hermes_hub.downstream.health import HealthCheck
 from hermes_hub.downstream.http_status import HTTP_STATUS_KEY, RETRY_AFTER_KEY
-from hermes_hub.downstream.listing import every_page
+from hermes_hub.downstream.listing import LIST_METHODS, STALE, STALE_ON, Freshness, every_page, freshness, next_refresh
 from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.relay import Relay
 from hermes_hub.downstream.transports import Link, open_transport
@@ -48,6 +50,7 @@ from hermes_hub.downstream.watchers import NotifyFn, Watchers
 from hermes_hub.errors import DownstreamError, ServerNotReady
 
 log = logging.getLogger("hermes_hub.downstream")
+APP_HOST_SETTINGS = {"mimeTypes": [APP_MIME_TYPE]}  # the hub relays MCP Apps to hosts that render them
 TEARDOWN_SECONDS = 5.0  # closing a lost session (an HTTP DELETE to a hung server...); stdio's stop is shielded
 
 # The hub relays logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
@@ -87,6 +90,7 @@ class Connection:
         self.resources: list[types.Resource] = []
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: list[types.Prompt] = []
+        self.freshness: dict[str, Freshness | None] = {}  # list method -> the server's cache hint (listing.py)
         self._relist = anyio.Event()
         self.relay = Relay(name)  # elicitation and sampling requests go back to the calling host
         self.logs = LogRelay(name, self.relay)  # ... and so do log messages during a call
@@ -152,6 +156,7 @@ class Connection:
                     mode=self.cfg.mode,
                     back_channel=back_channel(self.cfg, self.link),
                     cache=None,
+                    extensions=[advertise(EXTENSION_ID, APP_HOST_SETTINGS)],  # MCP Apps pass through the hub
                     # handshake and listings: bounded like start-up; tool calls have their own Deadline
                     read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),
                     message_handler=self._on_message,
@@ -215,9 +220,10 @@ class Connection:
 
             tg.start_soon(check_health)
 
-            async def relist_on_notice() -> None:
+            async def relist_on_notice() -> None:  # ... or when a list the server gave a ttl goes stale
                 while True:
-                    await self._relist.wait()
+                    with anyio.move_on_after(next_refresh(self.freshness)):
+                        await self._relist.wait()
                     self._relist = anyio.Event()
                     await self._list_all(client)
                     self._on_change(self)
@@ -246,8 +252,8 @@ class Connection:
             return
         try:
             async with client.listen(**wanted) as subscription:
-                async for _ in subscription:
-                    self._relist.set()
+                async for event in subscription:
+                    self._stale(type(event).__name__)
         except (MCPError, RuntimeError) as e:  # includes SubscriptionLost; the link watch handles real drops
             log.info("[%s] change subscription ended: %s", self.name, e)
 
@@ -255,17 +261,29 @@ class Connection:
         if isinstance(
             msg, types.ToolListChangedNotification | types.ResourceListChangedNotification | types.PromptListChangedNotification
         ):
-            self._relist.set()
+            self._stale(type(msg).__name__)
         elif isinstance(msg, types.ResourceUpdatedNotification):
             await self.watchers.updated(msg.params.uri)
 
+    def _stale(self, change: str) -> None:
+        """A list changed: its hint is void at once (the hub's lists say ttl 0), and it is re-listed."""
+        for method in STALE_ON.get(change, ()):
+            self.freshness[method] = STALE
+        self._relist.set()
+
     async def _list_all(self, client: Client) -> None:
         caps = client.server_capabilities or types.ServerCapabilities()
-        self.tools = await every_page(client.list_tools, "tools") if caps.tools else []
+        modern, pages = client.protocol_version in MODERN_PROTOCOL_VERSIONS, {m: [] for m in LIST_METHODS}
+        fetched = time.monotonic()
+        self.tools = await every_page(client.list_tools, "tools", pages["tools/list"]) if caps.tools else []
         want_resources = caps.resources and self.cfg.resources
-        self.resources = await every_page(client.list_resources, "resources") if want_resources else []
-        self.templates = await every_page(client.list_resource_templates, "resource_templates") if want_resources else []
-        self.prompts = await every_page(client.list_prompts, "prompts") if caps.prompts and self.cfg.prompts else []
+        self.resources = await every_page(client.list_resources, "resources",
+                                          pages["resources/list"]) if want_resources else []
+        self.templates = await every_page(client.list_resource_templates, "resource_templates",
+                                          pages["resources/templates/list"]) if want_resources else []
+        self.prompts = await every_page(client.list_prompts, "prompts",
+                                        pages["prompts/list"]) if caps.prompts and self.cfg.prompts else []
+        self.freshness = {m: freshness(p, modern, fetched) for m, p in pages.items()}
 
     def _set(self, state: State, error: str | None = None) -> None:
         self.state, self.error, self.since = state, error, time.time()
@@ -279,6 +297,7 @@ class Connection:
         """Leave READY (or STARTING): no client, no lists, so the catalog drops the server at once."""
         self.client = None
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
+        self.freshness = {}
         self.logs.reset()  # subscriptions (``watchers``) are kept: renewed when READY again
         wait = ""
         if self.retry_at and state in _WAITING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -13,6 +13,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from hermes_hub.authorization.routes import oauth_routes
+from hermes_hub.authorization.idp import MAX_JWT_CHARS
+from hermes_hub.authorization.service import Authorization
+from hermes_hub.authorization.verifier import Verdict
+from hermes_hub.identity import MAX_TOKEN_CHARS
 from hermes_hub.status import readiness
 from hermes_hub.throttle import Throttle
 from hermes_hub.upstream.affinity import UnknownSession
@@ -51,9 +56,12 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
         return JSONResponse(answer, status_code=200 if answer["ready"] else 503)
 
     throttle = Throttle()  # wrong tokens, counted across /mcp and the status page
+    cfg = hub.config
+    oauth = oauth_routes(lambda: _authorization(hub), [ep.path for ep in hub.endpoints.values()],
+                         public_url=cfg.hub.public_url, issuer=cfg.auth.issuer, name=cfg.hub.name)
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, exposure, throttle), *toolset_routes,
-                Mount("/", app=mcp_app)],
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, exposure, throttle), *oauth,
+                *toolset_routes, Mount("/", app=mcp_app)],
         lifespan=lifespan,
     )
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
@@ -61,19 +69,26 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read
     app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local, required=exposure.required,
-                       throttle=throttle)
+                       throttle=throttle, public_url=cfg.hub.public_url)
     app.add_middleware(HostCheck, exposure=exposure)  # outermost: a rebound name learns nothing
     return app
 
 
+def _authorization(hub: Hub) -> Authorization:
+    found = hub.services.authorization  # HubError until the hub has started
+    assert found is not None
+    return found
+
+
 class _Deferred:
-    """The hub's current authenticator, resolved when a request arrives."""
+    """The hub's current verifier (hub tokens, OAuth, an identity provider's JWTs), resolved per request."""
 
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
+        self.max_chars = MAX_JWT_CHARS if hub.config.auth.issuer else MAX_TOKEN_CHARS
 
     async def enabled(self) -> bool:
-        return await self._hub.authenticator.enabled()
+        return await _authorization(self._hub).verifier.enabled()
 
-    async def identify(self, token: str) -> Any:
-        return await self._hub.authenticator.identify(token)
+    async def verify(self, token: str, path: str) -> Verdict:
+        return await _authorization(self._hub).verifier.verify(token, path)

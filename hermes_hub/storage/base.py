@@ -33,8 +33,11 @@ from hermes_hub.storage.records import (
     MemoryRecord,
     MessageRecord,
     NewMessage,
+    OAuthGrantRecord,
+    OAuthTokenRecord,
     RankedRow,
     RunRecord,
+    SealedRecord,
     SearchHit,
     SessionRecord,
     SummaryJob,
@@ -134,6 +137,52 @@ class LoginStore(Protocol):
 
     async def prune_logins(self, *, seen_before: datetime, created_before: datetime) -> int:
         """Delete logins idle since ``seen_before`` or opened before ``created_before``; return how many."""
+
+
+class SealedStore(Protocol):
+    """Secrets sealed by ``hermes_hub.vault`` (OAuth grants, values a person set), by user, kind and name.
+
+    The store holds only ciphertext; ``put_sealed`` replaces the row of the same user, kind and name."""
+
+    async def put_sealed(self, record: SealedRecord) -> None: ...
+
+    async def get_sealed(self, user_id: str, kind: str, name: str) -> SealedRecord | None: ...
+
+    async def delete_sealed(self, user_id: str, kind: str, name: str) -> bool: ...
+
+    async def list_sealed(self, user_id: str | None = None, kind: str | None = None) -> list[SealedRecord]:
+        """Every row of the user (all users when None) and kind (all kinds when None), by user, kind, name."""
+
+
+class OAuthStore(Protocol):
+    """The hub's own OAuth (``hermes_hub.authorization``): clients, grants, and the flow's secrets as hashes."""
+
+    async def add_oauth_client(self, client_id: str, info: str, *, at: datetime) -> None:
+        """Keep a client's metadata (JSON), replacing what was kept under that id."""
+
+    async def find_oauth_client(self, client_id: str) -> str | None: ...
+
+    async def add_oauth_grant(self, record: OAuthGrantRecord) -> None: ...
+
+    async def find_oauth_grant(self, grant_id: str) -> OAuthGrantRecord | None: ...
+
+    async def list_oauth_grants(self, user_id: str | None = None) -> list[OAuthGrantRecord]: ...
+
+    async def revoke_oauth_grant(self, grant_id: str, *, at: datetime) -> bool:
+        """End a grant, and with it every token issued under it; False if none was live."""
+
+    async def add_oauth_token(self, record: OAuthTokenRecord) -> None: ...
+
+    async def find_oauth_token(self, token_hash: str) -> tuple[OAuthTokenRecord, OAuthGrantRecord | None] | None:
+        """The secret with this hash and its grant (None for a pending request)."""
+
+    async def spend_oauth_token(self, token_hash: str, *, at: datetime) -> bool:
+        """Mark a code or refresh token used; True only for the one call that spent it."""
+
+    async def delete_oauth_token(self, token_hash: str) -> bool: ...
+
+    async def prune_oauth_tokens(self, *, expired_before: datetime) -> int:
+        """Delete secrets that expired before then; return how many."""
 
 
 class AuditStore(Protocol):
@@ -320,8 +369,9 @@ class ArtifactStore(Protocol):
 
 
 @runtime_checkable
-class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, AuditStore, MemoryStore,
-            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, ArtifactStore, Protocol):
+class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
+            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, ArtifactStore,
+            Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -79,6 +79,22 @@ class TokenRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SealedRecord:
+    """A secret of a user's, sealed by ``hermes_hub.vault``: the store never holds its plain text.
+
+    ``kind`` says whose code reads it (``"oauth"``: a server's grant; ``"secret"``: a value a person set);
+    ``key_id`` names the key that sealed it, so a replica with another key says so instead of failing
+    to decrypt."""
+
+    user_id: str
+    kind: str
+    name: str
+    key_id: str
+    sealed: bytes
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class LoginRecord:
     """A status-page login: the hash of its session id (the cookie), never the id itself, and the hash of
     the token it was opened with (the token decides, on every use, whether it still stands)."""
@@ -88,6 +104,37 @@ class LoginRecord:
     user_id: str
     created_at: datetime
     seen_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthGrantRecord:
+    """What a person approved on the consent page: a client may act as this user on one endpoint."""
+
+    id: str  # public handle for `token list` / `token revoke`, e.g. "oag_3fZ…"
+    user_id: str
+    role: str
+    client_id: str
+    client_name: str
+    resource: str  # the endpoint's path the grant's tokens open, e.g. "/mcp/work"
+    scopes: str  # space-separated
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthTokenRecord:
+    """A secret of the OAuth flow as stored: its hash, never itself. ``kind`` is ``request`` (a pending
+    authorization, no grant yet), ``code``, ``access`` or ``refresh``; ``data`` is JSON (a request's or
+    a code's parameters); ``used_at`` marks a code or refresh token spent (spent twice: a replay)."""
+
+    token_hash: str
+    kind: str
+    grant_id: str | None
+    client_id: str
+    data: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,10 @@ from hermes_hub.storage.records import (
     LoginRecord,
     MemoryRecord,
     MessageRecord,
+    OAuthGrantRecord,
+    OAuthTokenRecord,
     RunRecord,
+    SealedRecord,
     SessionRecord,
     TokenRecord,
 )
@@ -28,6 +31,9 @@ MESSAGE_COLS = ("m.id, m.session_id, m.user_id, m.seq, m.role, m.content, m.crea
                 "m.tool_call_id, m.metadata")
 TOKEN_COLS = "id, token_hash, user_id, role, name, created_at, revoked_at"
 LOGIN_COLS = "id_hash, token_hash, user_id, created_at, seen_at"
+SEALED_COLS = "user_id, kind, name, key_id, sealed, updated_at"
+GRANT_COLS = "id, user_id, role, client_id, client_name, resource, scopes, created_at, revoked_at"
+OAUTH_TOKEN_COLS = "token_hash, kind, grant_id, client_id, data, created_at, expires_at, used_at"
 AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id"
 AUDIT_INSERT_COLS = ("at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, "
                      "run_id")
@@ -96,9 +102,25 @@ def token_record(row: tuple[Any, ...]) -> TokenRecord:
     return TokenRecord(tid, h, uid, role, name, dt(created), dt(revoked) if revoked is not None else None)
 
 
+def sealed_record(row: tuple[Any, ...]) -> SealedRecord:
+    uid, kind, name, key_id, sealed, updated = row
+    return SealedRecord(uid, kind, name, key_id, bytes(sealed), dt(updated))
+
+
 def login_record(row: tuple[Any, ...]) -> LoginRecord:
     id_hash, token_hash, uid, created, seen = row
     return LoginRecord(id_hash, token_hash, uid, dt(created), dt(seen))
+
+
+def grant_record(row: tuple[Any, ...]) -> OAuthGrantRecord:
+    gid, uid, role, cid, name, resource, scopes, created, revoked = row
+    return OAuthGrantRecord(gid, uid, role, cid, name, resource, scopes, dt(created),
+                            dt(revoked) if revoked is not None else None)
+
+
+def oauth_token_record(row: tuple[Any, ...]) -> OAuthTokenRecord:
+    h, kind, gid, cid, data, created, expires, used = row
+    return OAuthTokenRecord(h, kind, gid, cid, data, dt(created), dt(expires), dt(used) if used is not None else None)
 
 
 def audit_record(row: tuple[Any, ...]) -> AuditRecord:

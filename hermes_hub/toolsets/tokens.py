@@ -116,9 +116,8 @@ def token_report(endpoints: Iterable[Endpoint], caller: Identity) -> dict[str, A
     whole: list[types.Tool] = []
     for ep in endpoints:
         everything = ep.view.tools_in_scope(caller)
-        own = [t for t in everything if server_of(t) == "hermes"]
         listed, all_tokens = ep.view.list_tools(caller), listing_tokens(everything)
-        lazy_tokens = listing_tokens(own) + listing_tokens(ep.view.meta)
+        lazy_tokens = listing_tokens(ep.view.always_listed(caller)) + listing_tokens(ep.view.meta)
         rows.append({"endpoint": ep.path, "expose": "lazy" if ep.view.scope().lazy else "all",
                      "tools_listed": len(listed), "tokens": listing_tokens(listed),
                      "tools_reachable": len(everything), "tokens_all": all_tokens, "tokens_lazy": lazy_tokens,

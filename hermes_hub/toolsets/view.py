@@ -3,7 +3,11 @@
     view = View(catalog, lambda: Scope.of(config.toolsets["work"]), index, public_names)
     build_server(view, ...)        # the upstream server reads tools through the view
 
-A lazy view lists the hub's own tools plus ``tools_search``, ``tools_describe`` and ``tools_call``;
+The hub's own tools are one more source, ``hermes`` (every built-in registered in ``builtins``): a
+toolset chooses them like any server's (``"servers": ["hermes", "git"]``, or single tools by glob in
+its ``tools`` filter); one whose ``servers`` leaves ``hermes`` out gets none of them but those
+``hub.always`` names. A lazy view lists ``tools_search``, ``tools_describe`` and ``tools_call`` plus
+only what ``hub.always`` names; every other tool in scope stays findable and callable through them;
 a call through ``tools_call`` is the catalog's own ``call_tool`` for the real tool (validation,
 roles, audit under the real name, progress and questions relayed), so it returns exactly what a
 direct call returns. A tool outside the view, or one the caller may not use, is never found,
@@ -17,15 +21,17 @@ define, so a member added to ``Catalog`` is never served unscoped on a toolset e
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
+from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.catalog import Catalog, Entry, error_result
 from hermes_hub.aggregation.filters import NameFilter
+from hermes_hub.aggregation.hints import LIST_KINDS, NOBODY, Hint, merged, same_for_everyone
 from hermes_hub.aggregation.results import json_result
 from hermes_hub.call import CallContext, Identity, require, require_identity
 from hermes_hub.errors import UnknownName
@@ -35,7 +41,7 @@ from hermes_hub.toolsets.search import ToolIndex
 if TYPE_CHECKING:
     from hermes_hub.config import ToolsetConfig
 
-OWN_SERVER = "hermes"  # the built-in tools' source name: a lazy view still lists them
+NOTHING = NameFilter(allow=())
 
 
 @dataclass(frozen=True)
@@ -43,18 +49,22 @@ class Scope:
     servers: frozenset[str] | None = None  # None: every server
     tools: NameFilter = field(default_factory=NameFilter)  # over public names
     lazy: bool = False
+    always: NameFilter = NOTHING  # hub.always: listed even lazily, in every toolset whatever its servers
+    cache_ttl_ms: int = 0  # hub.cache_ttl_ms: what the hub vouches for a list part without a hint of its own
 
     @classmethod
-    def of(cls, ts: ToolsetConfig) -> Scope:
-        servers = None if ts.servers is None else frozenset([*ts.servers, OWN_SERVER])
-        return cls(servers, NameFilter.of(ts.tools.allow, ts.tools.deny), ts.expose == "lazy")
+    def of(cls, ts: ToolsetConfig, always: Sequence[str] = (), cache_ttl_ms: int = 0) -> Scope:
+        servers = None if ts.servers is None else frozenset(ts.servers)
+        return cls(servers, NameFilter.of(ts.tools.allow, ts.tools.deny), ts.expose == "lazy",
+                   NameFilter.of(always), cache_ttl_ms)
 
     @property
     def everything(self) -> bool:
         return self.servers is None and self.tools == NameFilter()
 
     def admits(self, entry: Entry, public: str) -> bool:
-        return (self.servers is None or entry.mount.source.name in self.servers) and self.tools(public)
+        return ((self.servers is None or entry.mount.source.name in self.servers or self.always(public))
+                and self.tools(public))
 
 
 class View:
@@ -66,6 +76,7 @@ class View:
         self._meta_by_name = {t.name: t for t in self.meta}
         self._checks = {t.name: ArgumentCheck(t.name, t.input_schema) for t in self.meta}
         self._fingerprint: int | None = None
+        self._parts: dict[str, tuple[Any, list[Any], bool]] = {}  # method -> (generation, parts, same for everyone)
 
     # -- what the upstream server reads beside its handlers -----------------------------------
 
@@ -104,12 +115,20 @@ class View:
         entries = self.catalog.tools
         return [t for t in tools if scope.admits(entries[t.name], t.name)]
 
+    def for_model(self, caller: Identity) -> list[types.Tool]:
+        """What lazy search and describe offer a model: the view's tools but those only apps call."""
+        return [t for t in self.tools_in_scope(caller) if apps.for_model(t)]
+
     def list_tools(self, caller: Identity) -> list[types.Tool]:
         if not self.scope().lazy:
             return self.tools_in_scope(caller)
-        entries = self.catalog.tools
-        own = [t for t in self.tools_in_scope(caller) if entries[t.name].mount.source.name == OWN_SERVER]
-        return own + self.meta
+        return self.always_listed(caller) + self.meta
+
+    def always_listed(self, caller: Identity) -> list[types.Tool]:
+        """The tools ``hub.always`` names that ``caller`` may use here: what a lazy view lists besides
+        the meta-tools (in catalog order)."""
+        always = self.scope().always
+        return [t for t in self.tools_in_scope(caller) if always(t.name)]
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         if (meta := self._meta_by_name.get(name)) is not None and self.scope().lazy:
@@ -122,6 +141,28 @@ class View:
         servers = self.scope().servers
         return [e.item for e in index.values()
                 if e.mount.serves(caller) and (servers is None or e.mount.source.name in servers)]
+
+    def cache_hint(self, method: str, caller: Identity) -> Hint:
+        """The ``ttlMs``/``cacheScope`` of this view's ``method`` list (``aggregation/hints.py``): its parts
+        are the ready servers it draws on, found once per catalog generation; their hints are read live."""
+        require_identity(caller)
+        generation, scope = self.generation, self.scope()
+        kept = self._parts.get(method)
+        if kept is None or kept[0] != generation:
+            kind = LIST_KINDS[method]
+            index = {"tools": self.catalog.tools, "resources": self.catalog.resources,
+                     "templates": self.catalog.templates, "prompts": self.catalog.prompts}[kind]
+            if kind == "tools":
+                entries = [e for n, e in index.items() if scope.admits(e, n) and (not scope.lazy or scope.always(n))]
+            else:
+                entries = list(self._of_servers(index).values())
+            parts = {id(e.mount): e.mount for e in entries}
+            if not (kind == "tools" and scope.lazy):  # a ready server with nothing listed now is a part too
+                parts.update({id(m): m for m in self.catalog.mounts if m.source.ready
+                              and (scope.servers is None or m.source.name in scope.servers)})
+            shared = same_for_everyone(entries, kind) and all(m.serves(NOBODY) for m in parts.values())
+            kept = self._parts[method] = (generation, list(parts.values()), shared)
+        return merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2])
 
     def tools_changed(self) -> bool:
         """Whether the tools in this view (for anyone) changed since last asked: its list_changed."""
@@ -140,8 +181,12 @@ class View:
                                           f"endpoint serves")
 
     async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
-        self._in_scope(self.catalog.route_uri(uri)[0].source.name, "resource", uri)
-        return await self.catalog.read_resource(uri, ctx)
+        mount = self.catalog.route_uri(uri)[0]
+        self._in_scope(mount.source.name, "resource", uri)
+        result = await self.catalog.read_resource(uri, ctx)  # the server's own cache hint passes through ...
+        if result.cache_scope == "public" and not mount.serves(NOBODY):  # ... never public if roles limit it
+            result = result.model_copy(update={"cache_scope": "private"})
+        return result
 
     async def subscribe(self, uri: str, watcher: Any, notify: Any, ctx: CallContext) -> None:
         self._in_scope(self.catalog.route_uri(uri)[0].source.name, "resource", uri)
@@ -192,10 +237,10 @@ class View:
                     ) -> types.CallToolResult | types.InputRequiredResult:
         search, describe = self.meta_names[SEARCH], self.meta_names[DESCRIBE]
         if name == search:
-            hits = await self.index.search(self.tools_in_scope(ctx.caller), args["query"], args.get("limit", 5))
+            hits = await self.index.search(self.for_model(ctx.caller), args["query"], args.get("limit", 5))
             return json_result({"tools": [h.as_dict() for h in hits]})
         if name == describe:
-            mine = {t.name: t for t in self.tools_in_scope(ctx.caller)}
+            mine = {t.name: t for t in self.for_model(ctx.caller)}
             found = [mine[n].model_dump(by_alias=True, exclude_none=True, mode="json") for n in args["names"] if n in mine]
             unknown = [n for n in args["names"] if n not in mine]
             data: dict[str, Any] = {"tools": found}
@@ -209,6 +254,9 @@ class View:
         entry = self.catalog.tools.get(target)
         if entry is not None and not self.scope().admits(entry, target):
             raise UnknownName("tool", target, f"find the tools you can call with {search}")
+        if entry is not None and not apps.for_model(entry.item):  # the meta-tools are a model's way in
+            return error_result(f"'{target}' is for its app's view only (its _meta.ui.visibility leaves out "
+                                f"\"model\"); find the tools you can call with {search}.")
         if not self.scope().everything:
             ctx = ctx.replace(in_scope=self._admits)
         return await self.catalog.call_tool(target, args.get("arguments") or {}, ctx)

@@ -7,6 +7,11 @@ address gets 429 with ``Retry-After`` (``hermes_hub.throttle``, shared with the 
 that requires tokens and has none left refuses everyone, and logs how to create one. When tokens
 are not required (loopback, none at start), a caller is the local user, or the owner of a valid
 token it presents. The caller found is left in the ASGI scope's state for the handlers.
+
+Besides hub tokens, a caller may present an OAuth access token this hub issued for the endpoint it
+calls, or an external identity provider's JWT (``hermes_hub.authorization.Verifier`` decides). Every
+401 names the endpoint's protected-resource metadata (``WWW-Authenticate: Bearer resource_metadata=``,
+RFC 9728), where a host that speaks MCP authorization learns how to sign in.
 """
 
 from __future__ import annotations
@@ -18,19 +23,23 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hermes_hub.identity import IDENTITY_KEY, MAX_TOKEN_CHARS, Authenticator, Identity
+from hermes_hub.authorization.routes import resource_metadata_url
+from hermes_hub.authorization.verifier import Verdict
+from hermes_hub.identity import IDENTITY_KEY, Identity
 from hermes_hub.throttle import Throttle, Throttled
 
 log = logging.getLogger("hermes_hub.auth")
 NONE_LEFT_EVERY = 60.0  # seconds between log lines saying that no token is left
+CREDENTIAL_KEY = "hermes_credential"  # what a session is bound to when not the token (an OAuth grant), in scope state
 
 
 class BearerAuth:
     def __init__(self, app: ASGIApp, authenticator: Any, local: Identity, required: bool, protect: str = "/mcp",
-                 throttle: Throttle | None = None) -> None:
+                 throttle: Throttle | None = None, public_url: str | None = None) -> None:
         self.app, self.local, self.required, self.protect = app, local, required, protect
         self.throttle = throttle or Throttle()
-        self._auth: Authenticator = authenticator
+        self.public_url = public_url
+        self._auth: Any = authenticator  # enabled(), verify(token, path) -> Verdict, max_chars
         self._said_none_left = -NONE_LEFT_EVERY
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -40,7 +49,8 @@ class BearerAuth:
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
         token = token.strip() if scheme.lower() == "bearer" else ""
-        identity: Identity | None = None if self.required else self.local
+        path = scope["path"].rstrip("/") or "/"
+        verdict = Verdict(None if self.required else self.local, "missing bearer token")
         if token:
             address = scope["client"][0] if scope.get("client") else "unknown"
             try:
@@ -48,16 +58,20 @@ class BearerAuth:
             except Throttled as refused:
                 await _throttled(send, refused)
                 return
-            identity = await self._auth.identify(token) if len(token) <= MAX_TOKEN_CHARS else None
-            if identity is None:
+            verdict = (await self._auth.verify(token, path) if len(token) <= self._auth.max_chars
+                       else Verdict(None, "token too long"))
+            if verdict.identity is None:
                 self.throttle.failed(address, scope["path"])
-        if identity is None:
-            why = ("missing bearer token" if not header else
-                   "token too long" if len(token) > MAX_TOKEN_CHARS else "invalid or revoked token")
+        elif header and self.required:
+            verdict = Verdict(None, "invalid or revoked token")
+        if verdict.identity is None:
             await self._say_if_none_left()
-            await _unauthorized(send, why)
+            await _unauthorized(send, verdict.why, resource_metadata_url(scope, self.public_url, path))
             return
-        scope.setdefault("state", {})[IDENTITY_KEY] = identity
+        state = scope.setdefault("state", {})
+        state[IDENTITY_KEY] = verdict.identity
+        if verdict.credential:
+            state[CREDENTIAL_KEY] = verdict.credential
         await self.app(scope, receive, send)
 
     async def _say_if_none_left(self) -> None:
@@ -78,14 +92,16 @@ async def _throttled(send: Send, refused: Throttled) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _unauthorized(send: Send, why: str) -> None:
+async def _unauthorized(send: Send, why: str, metadata: str) -> None:
     body = json.dumps({
         "error": "unauthorized",
         "error_description": f"{why}: send 'Authorization: Bearer <token>'; create one with "
-                             f"`hermes-hub token create USER`",
+                             f"`hermes-hub token create USER`, or sign in with OAuth (see {metadata})",
     }).encode()
+    why = why.replace('"', "'")
     await send({"type": "http.response.start", "status": 401, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", f'Bearer realm="hermes-hub", error="invalid_token", error_description="{why}"'.encode()),
+        (b"www-authenticate", (f'Bearer realm="hermes-hub", resource_metadata="{metadata}", error="invalid_token", '
+                              f'error_description="{why}"').encode("latin-1", "replace")),
     ]})
     await send({"type": "http.response.body", "body": body})

@@ -6,8 +6,9 @@ while it runs.
     exposure.names           # {"localhost"}: Host names accepted besides IP literals
 
 Authentication is **required** when the hub listens on a non-loopback address, when any token
-exists at start, when ``hub.trusted_proxies`` is set (a proxy brings other machines' requests) or
-when ``auth.required`` is true. A hub that requires tokens and has none left (the last one revoked)
+exists at start, when ``hub.trusted_proxies`` is set (a proxy brings other machines' requests),
+when ``auth.required`` is true, or when ``auth.issuer`` names an identity provider whose tokens it
+accepts. A hub that requires tokens and has none left (the last one revoked)
 refuses everyone; it never falls back to the local user. Otherwise (loopback, no tokens) every
 caller is the local user, which is only safe while nothing but this machine's own pages can talk
 to it: ``HostCheck`` refuses a ``Host`` (and an ``Origin``, when sent) that is not a name of the
@@ -76,6 +77,8 @@ class Exposure:
             required, reason = auth.required, "auth.required is " + str(auth.required).lower()
         elif not loopback:
             required, reason = True, f"it listens on {bind}, not a loopback address"
+        elif auth.issuer:
+            required, reason = True, f"auth.issuer names an identity provider ({auth.issuer})"
         elif has_tokens:
             required, reason = True, "tokens exist"
         elif proxies:
@@ -87,7 +90,7 @@ class Exposure:
             names: frozenset[str] | None = LOOPBACK_NAMES | extra
         else:
             names = extra or None  # reached by names this hub cannot know; tokens guard it
-        return cls(bind, required, reason, names, proxies, has_tokens)
+        return cls(bind, required, reason, names, proxies, has_tokens or bool(auth.issuer))
 
     def refusal(self) -> str | None:
         """Why the hub must not start at all on this exposure, or None."""

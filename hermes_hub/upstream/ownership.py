@@ -13,7 +13,8 @@ all and answers 404 too, so the binding holds whichever replica a request reache
 
 The principal is the token, not only the user: a token fixes its user and role, and a user's second
 credential (another device, a user-role token beside an admin one) must not answer questions asked on
-a session the first one opened. A rotated token therefore needs a new initialize, which hosts send on 404.
+a session the first one opened. A rotated token therefore needs a new initialize, which hosts send on 404;
+an OAuth access token is the grant it was issued under, so a refreshed token keeps its sessions.
 
 ``hide_session_ids`` removes session ids from the SDK's log messages (it logs them at INFO, and
 ``hermes-hub serve`` logs INFO): a log reader could otherwise act on a live session.
@@ -30,6 +31,7 @@ import secrets
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hermes_hub.identity import IDENTITY_KEY, Identity
+from hermes_hub.upstream.auth import CREDENTIAL_KEY
 from hermes_hub.sdk import SESSION_LOGGERS, session_user  # what the SDK checks and logs (see sdk.py)
 
 HIDDEN = "<hidden>"
@@ -58,7 +60,8 @@ def principal(scope: Scope) -> str:
     identity = (scope.get("state") or {}).get(IDENTITY_KEY)
     if not isinstance(identity, Identity):
         return "unidentified " + secrets.token_hex(16)
-    authorization = dict(scope["headers"]).get(b"authorization", b"")
+    credential = (scope.get("state") or {}).get(CREDENTIAL_KEY)  # an OAuth grant: the same across its refreshes
+    authorization = credential.encode() if credential else dict(scope["headers"]).get(b"authorization", b"")
     digest = hashlib.sha256(authorization).hexdigest() if authorization else None
     return json.dumps([identity.user_id, identity.role, digest])
 

@@ -30,9 +30,11 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.types import methods as spec
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from hermes_hub.aggregation import apps
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.sdk import host_connection
+from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.surface import Surface
 
 log = logging.getLogger("hermes_hub.upstream")
@@ -123,6 +125,11 @@ def _host_channel(ctx: Ctx) -> HostChannel:
                        key=_host_connection(ctx))
 
 
+def _renders_apps(ctx: Ctx) -> bool:
+    """Whether this host negotiated MCP Apps: it gets app-only tools and keeps them from its model."""
+    return apps.renders_apps(ctx.session.client_capabilities)
+
+
 def _protocol_error(e: HubError) -> MCPError:
     if isinstance(e, DownstreamError) and e.code is not None and e.code not in (types.CONNECTION_CLOSED,):
         return MCPError(e.code, str(e))
@@ -144,7 +151,7 @@ class ListingMemo:
 
     def __init__(self, catalog: Surface, identify: Callable[[Ctx], Identity]) -> None:
         self.catalog, self.identify = catalog, identify
-        self._memo: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._memo: dict[tuple[str, str, str, bool], dict[str, Any]] = {}
         self._generation = -1
 
     async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
@@ -153,7 +160,7 @@ class ListingMemo:
         if self._generation != self.catalog.generation:
             self._memo.clear()
             self._generation = self.catalog.generation
-        key = (ctx.method, ctx.protocol_version, self.identify(ctx).role)
+        key = (ctx.method, ctx.protocol_version, self.identify(ctx).role, _renders_apps(ctx))
         if (hit := self._memo.get(key)) is not None:
             return dict(hit)  # the SDK's pipeline owns (and may stamp) the top-level dict
         generation = self._generation
@@ -183,7 +190,10 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         return CallContext(identify(ctx))
 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=catalog.list_tools(identify(ctx)))
+        tools = catalog.list_tools(identify(ctx))
+        if not _renders_apps(ctx):  # it would offer every listed tool to its model
+            tools = [t for t in tools if apps.for_model(t)]
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams,
                         ) -> types.CallToolResult | types.InputRequiredResult:
@@ -267,6 +277,8 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         on_subscriptions_listen=ListenHandler(announcer.bus),
         **handlers,
     )
+    server.extensions[apps.EXTENSION_ID] = apps.SERVER_SETTINGS  # relayed: see aggregation/apps.py
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
+    server.middleware.append(CacheHints(catalog, identify))  # outside the memo: hints are per request
     server.middleware.append(ListingMemo(catalog, identify))
     return server

@@ -35,6 +35,8 @@ class Surface(Protocol):
 
     def visible(self, index: dict[str, Any], caller: Identity) -> list[Any]: ...
 
+    def cache_hint(self, method: str, caller: Identity) -> Any: ...  # ``ttl_ms``, ``scope`` of a list (2026-07-28)
+
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
                         ) -> types.CallToolResult | types.InputRequiredResult: ...
 

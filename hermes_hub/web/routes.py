@@ -6,6 +6,7 @@
     GET  /status/runs/{run_id}    one of the viewer's agent runs, round by round
     POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
+    GET/POST /status/authorize/{request_id}   the OAuth consent page (``consent``)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hermes_hub.throttle import Throttle, Throttled
 from hermes_hub.web import view
 from hermes_hub.web.access import COOKIE, Access, Viewer, same_origin
 from hermes_hub.web.activity import sparkline
+from hermes_hub.web.consent import consent_routes
 from hermes_hub.web.logins import IDLE, LIFETIME
 
 if TYPE_CHECKING:
@@ -200,4 +202,5 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
+        *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)
     ]

@@ -18,7 +18,7 @@ from mcp import Client, MCPError
 
 from tests.fixtures.tool_queries import QUERIES
 from tests.interop.conftest import everything_stdio, filesystem_server, memory_graph_server, time_server
-from tests.support import BUILTIN_TOOLS, PROJECT, as_user, demo, hub_env, served_hub
+from tests.support import PROJECT, as_user, demo, hub_env, served_hub
 
 pytestmark = pytest.mark.anyio
 ADMIN, USER = "admin-token-0123456789", "user-token-0123456789"
@@ -49,14 +49,14 @@ async def search(host, query: str, limit: int = 5) -> list[str]:
     return [t["name"] for t in result.structured_content["tools"]]
 
 
-async def test_a_lazy_endpoint_lists_the_hubs_own_tools_and_the_meta_tools_and_keeps_resources_and_prompts(hub):
+async def test_a_lazy_endpoint_lists_only_the_meta_tools_and_keeps_resources_and_prompts(hub):
     with anyio.fail_after(30):
         async with as_user(hub, ADMIN) as host:
             names = {t.name for t in (await host.list_tools()).tools}
             prompts = {p.name for p in (await host.list_prompts()).prompts}
         async with as_user(f"{hub}/full", ADMIN) as host:
             full = {t.name for t in (await host.list_tools()).tools}
-    assert names == BUILTIN_TOOLS | META
+    assert names == META  # hub.always is empty: the hub's own tools are found and called like the rest
     assert "notes_summarize_note" in prompts
     assert len(full) >= 70 and "fs_write_file" in full and not full & META
 
@@ -152,7 +152,7 @@ async def test_a_toolset_endpoint_serves_only_its_servers_over_http(hub):
             created = await host.call_tool("calendar_create_event", {"title": "sync", "date": "2026-12-07"})
             with pytest.raises(MCPError, match="unknown tool"):
                 await host.call_tool("notes_create_note", {"title": "x", "body": "y"})
-    assert names - BUILTIN_TOOLS == {"calendar_query", "calendar_create_event", "reminders_send_reminder"}
+    assert names == {"calendar_query", "calendar_create_event", "reminders_send_reminder"}  # no 'hermes' named
     assert not created.is_error
 
 
@@ -170,7 +170,7 @@ async def test_a_toolset_is_served_over_stdio_with_serve_toolset(tmp_path):
             names = {t.name for t in (await host.list_tools()).tools}
             found = await search(host, "what's on my agenda next week")
             notes = await search(host, "jot down the shopping list")
-    assert names == BUILTIN_TOOLS | META
+    assert names == META
     assert found[0].startswith("calendar_")
     assert not [n for n in notes if n.startswith("notes_")]
 

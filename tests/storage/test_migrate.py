@@ -17,6 +17,7 @@ from hermes_hub.storage.records import (
     MemoryRecord,
     NewMessage,
     RunRecord,
+    SealedRecord,
     SessionRecord,
     TokenRecord,
     utcnow,
@@ -47,6 +48,7 @@ async def fill(store: Store) -> str:
     mems = {r.user_id: pk for user in VECTORS for pk, r in await store.list_memories(user)}
     await store.add_vectors(table, [(mems[u], u, v) for u, v in VECTORS.items()], mark=table, last_pk=max(mems.values()))
     await store.add_token(TokenRecord("tok_a", "hash-a", "alice", "admin", "laptop", now))
+    await store.put_sealed(SealedRecord("alice", "oauth", "notion", "key1", b"\x00sealed\xff", now))
     await store.add_audit(AuditRecord(now, "alice", "hermes_session_create", "ok", 1.5, arguments={"q": "北京"}))
     await store.schedule_extraction()
     assert await store.request_summary("alice", "ses_alice", 2)
@@ -67,6 +69,7 @@ async def looks_copied(store: Store, table: str) -> None:
     (near,) = await store.nearest(table, "bob", [0.0, 1.0, 0.0], 5)
     assert near.pk == memory[0].pk and abs(near.score) < 1e-6
     assert (await store.find_token("hash-a")).user_id == "alice"  # type: ignore[union-attr]
+    assert (await store.get_sealed("alice", "oauth", "notion")).sealed == b"\x00sealed\xff"  # type: ignore[union-attr]
     assert (await store.query_audit())[0].arguments == {"q": "北京"}
     assert (await store.get_run("alice", "run_1")).trace == [{"type": "round"}]
     assert (await store.extraction_counts()).get("pending") == 2

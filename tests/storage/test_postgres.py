@@ -14,6 +14,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hermes_hub.errors import SessionBusy, StorageError
 from hermes_hub.storage import Store, open_store
+from hermes_hub.storage.postgres.schema import MIGRATIONS
 from hermes_hub.storage.records import AuditRecord, MemoryEvent, MemoryRecord, NewMessage, SessionRecord, utcnow
 from hermes_hub.storage.terms import index_text, match_query
 from tests.postgres import new_database, start, stop
@@ -46,8 +47,7 @@ async def test_replicas_opening_a_new_database_at_once_migrate_it_exactly_once(p
                 tg.start_soon(replica)
         async with open_store(pg_url) as store:
             recorded = await store.raw("SELECT version, name FROM schema_migrations ORDER BY version")
-    names = ["p001_schema", "p002_summary_jobs", "p003_write_keys_and_index_claims", "p004_append_function",
-             "p005_status_logins", "p006_artifacts"]
+    names = [m.__name__ for m in MIGRATIONS]
     assert sorted(applied) == [[], [], names]
     assert recorded == list(enumerate(names, start=1))
 

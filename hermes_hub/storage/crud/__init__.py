@@ -10,9 +10,11 @@ from hermes_hub.storage.crud.audit import AuditMethods
 from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
+from hermes_hub.storage.crud.oauth import OAuthMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
+from hermes_hub.storage.crud.sealed import SealedMethods
 from hermes_hub.storage.crud.sessions import MessageMethods, SessionLockMethods, SessionMethods
 from hermes_hub.storage.crud.tokens import TokenMethods
 
@@ -20,6 +22,6 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
-                    RunMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
-                    ArtifactMethods):
+                    RunMethods, OAuthMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
+                    SealedMethods, ArtifactMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -22,6 +22,7 @@ class Dialect:
     sessions: ModuleType
     tokens: ModuleType
     logins: ModuleType
+    oauth: ModuleType
     audit: ModuleType
     runs: ModuleType
     memories: ModuleType
@@ -29,6 +30,7 @@ class Dialect:
     vectors: ModuleType
     jobs: ModuleType
     summaries: ModuleType
+    sealed: ModuleType
     artifacts: ModuleType
 
 

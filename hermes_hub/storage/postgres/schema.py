@@ -261,8 +261,49 @@ async def p005_status_logins(db: Connection) -> None:
         seen_at    double precision NOT NULL)""")
 
 
-async def p006_artifacts(db: Connection) -> None:
-    """SQLite's m012: whole tool results of agent runs; they go with their session."""
+async def p006_sealed_secrets(db: Connection) -> None:
+    """SQLite's m012: secrets sealed by hermes_hub.vault (ciphertext and the sealing key's id only)."""
+    await db.execute("""CREATE TABLE sealed_secrets (
+        user_id    text NOT NULL,
+        kind       text NOT NULL,
+        name       text NOT NULL,
+        key_id     text NOT NULL,
+        sealed     bytea NOT NULL,
+        updated_at double precision NOT NULL,
+        PRIMARY KEY (user_id, kind, name))""")
+
+
+async def p007_oauth(db: Connection) -> None:
+    """SQLite's m013: the hub's own OAuth clients, grants and the flow's secrets (hashes only)."""
+    await db.execute("""CREATE TABLE oauth_clients (
+        client_id  text PRIMARY KEY,
+        info       text NOT NULL,
+        created_at double precision NOT NULL)""")
+    await db.execute("""CREATE TABLE oauth_grants (
+        id          text PRIMARY KEY,
+        user_id     text NOT NULL,
+        role        text NOT NULL,
+        client_id   text NOT NULL,
+        client_name text NOT NULL,
+        resource    text NOT NULL,
+        scopes      text NOT NULL,
+        created_at  double precision NOT NULL,
+        revoked_at  double precision)""")
+    await db.execute("CREATE INDEX oauth_grants_by_user ON oauth_grants (user_id, created_at)")
+    await db.execute("""CREATE TABLE oauth_tokens (
+        token_hash text PRIMARY KEY,
+        kind       text NOT NULL CHECK (kind IN ('request', 'code', 'access', 'refresh')),
+        grant_id   text REFERENCES oauth_grants (id) ON DELETE CASCADE,
+        client_id  text NOT NULL,
+        data       text NOT NULL,
+        created_at double precision NOT NULL,
+        expires_at double precision NOT NULL,
+        used_at    double precision)""")
+    await db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
+
+
+async def p008_artifacts(db: Connection) -> None:
+    """SQLite's m014: whole tool results of agent runs; they go with their session."""
     await db.execute("""CREATE TABLE artifacts (
         id         text PRIMARY KEY,
         user_id    text NOT NULL,
@@ -280,7 +321,7 @@ async def p006_artifacts(db: Connection) -> None:
 
 MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins,
-    p006_artifacts]
+    p006_sealed_secrets, p007_oauth, p008_artifacts]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

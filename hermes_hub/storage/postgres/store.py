@@ -29,8 +29,10 @@ from hermes_hub.storage.postgres import (
     indexing,
     jobs,
     logins,
+    oauth,
     memories,
     runs,
+    sealed,
     schema,
     sessions,
     summaries,
@@ -66,8 +68,9 @@ class PostgresStore(SharedMethods):
     """A ``Store`` on a PostgreSQL database. Use ``open_postgres(url)`` (or ``open_store(url)``)."""
 
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
-    _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, artifacts=artifacts)
+    _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
+                   artifacts=artifacts)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

@@ -292,7 +292,57 @@ def m011_status_logins(db: Connection) -> None:
         )""")
 
 
-def m012_artifacts(db: Connection) -> None:
+def m012_sealed_secrets(db: Connection) -> None:
+    # Secrets sealed by hermes_hub.vault (AES-GCM, bound to user, kind and name): ciphertext only, and the
+    # id of the key that sealed it, so a replica holding another key says so plainly.
+    db.execute("""
+        CREATE TABLE sealed_secrets (
+            user_id    TEXT NOT NULL,
+            kind       TEXT NOT NULL,
+            name       TEXT NOT NULL,
+            key_id     TEXT NOT NULL,
+            sealed     BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, kind, name)
+        )""")
+def m013_oauth(db: Connection) -> None:
+    # The hub as an OAuth authorization server for hosts: clients that registered (RFC 7591) or were
+    # read from their metadata document, what a person approved (grants), and the flow's secrets as
+    # hashes only (pending requests, codes, access and refresh tokens), shared by every replica.
+    db.execute("""
+        CREATE TABLE oauth_clients (
+            client_id  TEXT PRIMARY KEY,
+            info       TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE oauth_grants (
+            id          TEXT PRIMARY KEY,
+            user_id     TEXT NOT NULL,
+            role        TEXT NOT NULL,
+            client_id   TEXT NOT NULL,
+            client_name TEXT NOT NULL,
+            resource    TEXT NOT NULL,
+            scopes      TEXT NOT NULL,
+            created_at  REAL NOT NULL,
+            revoked_at  REAL
+        )""")
+    db.execute("CREATE INDEX oauth_grants_by_user ON oauth_grants (user_id, created_at)")
+    db.execute("""
+        CREATE TABLE oauth_tokens (
+            token_hash TEXT PRIMARY KEY,
+            kind       TEXT NOT NULL CHECK (kind IN ('request', 'code', 'access', 'refresh')),
+            grant_id   TEXT REFERENCES oauth_grants (id) ON DELETE CASCADE,
+            client_id  TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            used_at    REAL
+        )""")
+    db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
+
+
+def m014_artifacts(db: Connection) -> None:
     # Whole tool results of agent runs (the model read a cut copy); they go with their session.
     db.execute("""
         CREATE TABLE artifacts (
@@ -323,7 +373,9 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m009_agent_runs,
     m010_summary_jobs,
     m011_status_logins,
-    m012_artifacts,
+    m012_sealed_secrets,
+    m013_oauth,
+    m014_artifacts,
 ]
 
 

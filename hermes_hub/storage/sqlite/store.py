@@ -36,9 +36,11 @@ from hermes_hub.storage.sqlite import (
     indexing,
     jobs,
     logins,
+    oauth,
     memories,
     migrations,
     runs,
+    sealed,
     sessions,
     summaries,
     tokens,
@@ -56,8 +58,9 @@ MMAP_BYTES = 256 * 1024 * 1024  # readers map the file: a page not in the SQLite
 class SQLiteStore(SharedMethods):
     """A ``Store`` on one SQLite file. Use ``open_sqlite(path)`` (or ``open_store(url)``), not the class."""
 
-    _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, audit=audit, runs=runs, memories=memories,
-                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, artifacts=artifacts)
+    _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
+                   indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
+                   artifacts=artifacts)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path

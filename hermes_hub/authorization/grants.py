@@ -1,0 +1,151 @@
+"""Grants: what a person approved on the consent page, and the secrets issued under it.
+
+    request_id = await grants.open_request(client_id, params)      # /authorize, before consent
+    redirect = await grants.approve(request_id, identity, "Claude")  # the consent page's Approve
+    tokens = await grants.exchange_code(code)                       # /token, once per code
+    found = await grants.check(access_token)                        # every /mcp request
+
+Every secret (pending request id, code, access and refresh token) is kept as its SHA-256 only, in the
+store every replica shares, so revoking a grant (``hermes-hub token revoke``, here or on another
+replica) ends its tokens on their next request everywhere. A code works once: presenting it again
+revokes the grant it opened (RFC 6749 §10.5). Refresh tokens rotate: each works once, and one
+presented again (a stolen copy, or the original after the thief used it) revokes the grant too.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from hermes_hub.call import ADMIN, USER, Identity
+from hermes_hub.identity import token_hash
+from hermes_hub.storage import Store
+from hermes_hub.storage.records import OAuthGrantRecord, OAuthTokenRecord, utcnow
+
+ACCESS_PREFIX, REFRESH_PREFIX = "hha_", "hhr_"
+ACCESS_LIFETIME = timedelta(hours=1)
+REFRESH_LIFETIME = timedelta(days=30)
+CODE_LIFETIME = timedelta(minutes=5)
+REQUEST_LIFETIME = timedelta(minutes=10)  # time a person has to approve on the consent page
+SCOPES = ("mcp", "admin")  # mcp: use the hub as yourself; admin: also an admin's rights, if you are one
+DEFAULT_SCOPES = ("mcp",)
+
+
+class GrantRefused(Exception):
+    """A code, refresh token or request that cannot be used; ``str()`` says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Issued:
+    access_token: str
+    refresh_token: str
+    expires_in: int
+    scopes: list[str]
+
+
+@dataclass(frozen=True)
+class Access:
+    """A live access token: whose it is, and the endpoint (path) it opens."""
+
+    identity: Identity
+    grant_id: str
+    client_id: str
+    resource: str
+    scopes: list[str]
+    expires_at: datetime
+
+
+class Grants:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def _put(self, kind: str, secret: str, grant_id: str | None, client_id: str, data: dict[str, Any],
+                   lifetime: timedelta) -> None:
+        now = utcnow()
+        await self.store.add_oauth_token(OAuthTokenRecord(token_hash(secret), kind, grant_id, client_id,
+                                                          json.dumps(data), now, now + lifetime))
+
+    # --- before consent -----------------------------------------------------------------------------
+
+    async def open_request(self, client_id: str, params: dict[str, Any]) -> str:
+        """Keep an authorization request until the person decides; return its id (for the consent URL)."""
+        await self.store.prune_oauth_tokens(expired_before=utcnow())
+        request_id = secrets.token_urlsafe(24)
+        await self._put("request", request_id, None, client_id, params, REQUEST_LIFETIME)
+        return request_id
+
+    async def pending(self, request_id: str) -> tuple[str, dict[str, Any]] | None:
+        """(client id, parameters) of a live, undecided request, or None."""
+        found = await self.store.find_oauth_token(token_hash(request_id)) if len(request_id) <= 64 else None
+        if found is None:
+            return None
+        row, _ = found
+        if row.kind != "request" or row.used_at is not None or row.expires_at < utcnow():
+            return None
+        return row.client_id, json.loads(row.data)
+
+    async def decide(self, request_id: str) -> tuple[str, dict[str, Any]]:
+        """Spend a pending request (a decision is made once); its client id and parameters."""
+        found = await self.pending(request_id)
+        if found is None or not await self.store.spend_oauth_token(token_hash(request_id), at=utcnow()):
+            raise GrantRefused("this sign-in request has expired or was already answered; start the sign-in "
+                               "again from your MCP host")
+        return found
+
+    async def approve(self, request_id: str, identity: Identity, client_name: str) -> tuple[str, dict[str, Any]]:
+        """Make the grant for the person who approved; return (the code, the request's parameters)."""
+        client_id, params = await self.decide(request_id)
+        scopes = [s for s in params["scopes"] if s != "admin" or identity.is_admin]
+        grant = OAuthGrantRecord("oag_" + secrets.token_urlsafe(6), identity.user_id,
+                                 ADMIN if "admin" in scopes else USER, client_id, client_name[:200],
+                                 params["resource"], " ".join(scopes), utcnow())
+        await self.store.add_oauth_grant(grant)
+        code = secrets.token_urlsafe(32)
+        await self._put("code", code, grant.id, client_id, {**params, "scopes": scopes}, CODE_LIFETIME)
+        return code, params
+
+    # --- the token endpoint -------------------------------------------------------------------------
+
+    async def load(self, secret: str, kind: str, client_id: str) -> tuple[OAuthTokenRecord, OAuthGrantRecord] | None:
+        """A code's or refresh token's row and live grant, spent or not; None if unknown or the grant ended."""
+        found = await self.store.find_oauth_token(token_hash(secret)) if len(secret) <= 512 else None
+        if found is None:
+            return None
+        row, grant = found
+        if row.kind != kind or row.client_id != client_id or grant is None or grant.revoked_at is not None:
+            return None
+        return row, grant
+
+    async def spend(self, secret: str, grant: OAuthGrantRecord, what: str) -> None:
+        """Spend a code or refresh token; a second use revokes its grant and says so."""
+        if not await self.store.spend_oauth_token(token_hash(secret), at=utcnow()):
+            await self.revoke(grant.id)
+            raise GrantRefused(f"this {what} was already used; for safety every token it issued is now revoked. "
+                               f"Sign in again from your MCP host")
+
+    async def issue(self, grant: OAuthGrantRecord) -> Issued:
+        access, refresh = ACCESS_PREFIX + secrets.token_urlsafe(32), REFRESH_PREFIX + secrets.token_urlsafe(32)
+        await self._put("access", access, grant.id, grant.client_id, {}, ACCESS_LIFETIME)
+        await self._put("refresh", refresh, grant.id, grant.client_id, {}, REFRESH_LIFETIME)
+        return Issued(access, refresh, int(ACCESS_LIFETIME.total_seconds()), grant.scopes.split())
+
+    async def revoke(self, grant_id: str) -> bool:
+        return await self.store.revoke_oauth_grant(grant_id, at=utcnow())
+
+    # --- every request ------------------------------------------------------------------------------
+
+    async def check(self, token: str) -> Access | str:
+        """The access behind ``token``, or why it opens nothing (for the 401's description)."""
+        found = await self.store.find_oauth_token(token_hash(token)) if len(token) <= 512 else None
+        if found is None or found[0].kind != "access" or found[1] is None:
+            return "invalid or revoked token"
+        row, grant = found
+        if grant.revoked_at is not None:
+            return "this sign-in was revoked; sign in again"
+        if row.expires_at < utcnow():
+            return "access token expired; refresh it or sign in again"
+        return Access(Identity(grant.user_id, grant.role), grant.id, grant.client_id, grant.resource,
+                      grant.scopes.split(), row.expires_at)

@@ -1,0 +1,174 @@
+"""The OAuth endpoints of a served hub, on the MCP SDK's own handlers:
+
+    GET  /.well-known/oauth-protected-resource[/mcp[/<toolset>]]   RFC 9728: which server issues tokens
+    GET  /.well-known/oauth-authorization-server                   RFC 8414 (not with auth.issuer)
+    GET  /authorize   POST /token   POST /register   POST /revoke  the SDK's handlers over ``HubProvider``
+
+Every URL they name starts with ``hub.public_url`` when set (behind a reverse proxy), else with the
+origin the request was sent to (its Host, which ``HostCheck`` already vetted). With ``auth.issuer``
+the protected-resource metadata names that identity provider and the hub issues no tokens itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.revoke import RevocationHandler
+from mcp.server.auth.handlers.token import TokenErrorResponse, TokenHandler
+from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.routes import build_metadata, cors_middleware
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
+from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from hermes_hub.authorization.grants import CODE_LIFETIME, DEFAULT_SCOPES, SCOPES
+from hermes_hub.authorization.provider import ORIGIN
+
+REGISTRATIONS_PER_MINUTE = 20
+REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(DEFAULT_SCOPES))
+WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource"
+# The SDK's words for a refused token request, and what a person does about each.
+HINTS = {
+    "authorization code has expired": f"authorization code has expired (codes live {CODE_LIFETIME.seconds // 60} "
+                                      f"minutes); start the sign-in again from your MCP host",
+    "incorrect code_verifier": "incorrect PKCE code_verifier: it does not match the code_challenge sent to "
+                               "/authorize (S256)",
+    "redirect_uri did not match the one used when creating auth code":
+        "redirect_uri differs from the one sent to /authorize; send the same redirect_uri to /token",
+    "authorization code does not exist": "unknown, revoked or another client's authorization code; start the "
+                                         "sign-in again",
+}
+
+
+def origin(request: Request | Scope, public_url: str | None) -> str:
+    if public_url:
+        return public_url
+    scope = request.scope if isinstance(request, Request) else request
+    host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def resource_metadata_url(scope: Scope, public_url: str | None, path: str) -> str:
+    """Where the protected-resource metadata of the endpoint at ``path`` is (for ``WWW-Authenticate``)."""
+    return origin(scope, public_url) + WELL_KNOWN_RESOURCE + path
+
+
+class _HintedTokens(TokenHandler):
+    def response(self, obj: Any) -> Any:
+        if isinstance(obj, TokenErrorResponse) and obj.error_description:
+            text = obj.error_description
+            if "code_verifier" in text and "Field required" in text:
+                text = "missing PKCE code_verifier: this hub accepts only authorization codes with PKCE (S256)"
+            obj = obj.model_copy(update={"error_description": HINTS.get(text, text)})
+        return super().response(obj)
+
+
+class _AtOrigin:
+    """Runs an SDK handler with ``ORIGIN`` set to this request's origin, body bounded as the SDK does."""
+
+    def __init__(self, app: ASGIApp, public_url: str | None) -> None:
+        self.app = RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE)
+        self.public_url = public_url
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = ORIGIN.set(origin(scope, self.public_url))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            ORIGIN.reset(token)
+
+
+class _Registrations:
+    """At most ``limit`` client registrations a minute from one address (429 past it), so nobody fills
+    the store with clients; addresses are forgotten oldest first past ``addresses``."""
+
+    def __init__(self, app: ASGIApp, limit: int = REGISTRATIONS_PER_MINUTE, addresses: int = 4096) -> None:
+        self.app, self.limit, self.addresses = app, limit, addresses
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            address, now = (scope.get("client") or ("unknown",))[0], time.monotonic()
+            times = self._seen.pop(address, deque())
+            while times and times[0] < now - 60:
+                times.popleft()
+            self._seen[address] = times
+            if len(self._seen) > self.addresses:
+                self._seen.popitem(last=False)
+            if len(times) >= self.limit:
+                retry = max(1, int(times[0] + 61 - now))
+                await JSONResponse({"error": "too_many_requests", "error_description":
+                                    f"too many client registrations from your address; try again in {retry} s"},
+                                   429, {"retry-after": str(retry)})(scope, receive, send)
+                return
+            times.append(now)
+        await self.app(scope, receive, send)
+
+
+class _Provider:
+    """The running hub's ``HubProvider``, looked up per call (it exists once the store is open)."""
+
+    def __init__(self, get: Callable[[], Any]) -> None:
+        self._get = get
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get().provider, name)
+
+
+def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | None, issuer: str | None,
+                 name: str) -> list[BaseRoute]:
+    """The routes above; ``get()`` returns the running hub's ``Authorization``."""
+
+    def resource(path: str) -> Callable[[Request], Any]:
+        async def metadata(request: Request) -> Response:
+            here = origin(request, public_url)
+            document = ProtectedResourceMetadata.model_validate({  # strings: an issuer keeps its exact form
+                "resource": here + path, "authorization_servers": [issuer or here],
+                "scopes_supported": list(DEFAULT_SCOPES), "resource_name": f"{name} {path}"})
+            return await ProtectedResourceMetadataHandler(document).handle(request)
+        return metadata
+
+    routes: list[BaseRoute] = [
+        Route(WELL_KNOWN_RESOURCE + suffix, cors_middleware(resource(path), ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"])
+        for suffix, path in [("", "/mcp"), *((p, p) for p in paths)]]
+    if issuer:
+        return routes  # tokens come from the identity provider
+
+    async def server_metadata(request: Request) -> Response:
+        here = origin(request, public_url)
+        data = build_metadata(AnyHttpUrl(here), None, REGISTRATION, RevocationOptions(enabled=True)).model_dump(
+            mode="json", exclude_none=True)
+        data.update(issuer=here, client_id_metadata_document_supported=True,  # the issuer exactly, no "/" added
+                    token_endpoint_auth_methods_supported=["none", "client_secret_post", "client_secret_basic"])
+        return await MetadataHandler(OAuthMetadata.model_validate(data)).handle(request)
+
+    provider: Any = _Provider(get)
+    clients = ClientAuthenticator(provider)
+
+    handlers = [("/authorize", AuthorizationHandler(provider).handle, ["GET", "POST"]),
+                ("/token", _HintedTokens(provider, clients).handle, ["POST"]),
+                ("/register", RegistrationHandler(provider, options=REGISTRATION).handle, ["POST"]),
+                ("/revoke", RevocationHandler(provider, clients).handle, ["POST"])]
+    routes.append(Route("/.well-known/oauth-authorization-server",
+                        cors_middleware(server_metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]))
+    for path, handle, methods in handlers:
+        app: ASGIApp = _AtOrigin(request_response(handle), public_url)
+        if path == "/register":
+            app = _Registrations(app)
+        if path != "/authorize":  # a browser client (the MCP Inspector) calls these across origins
+            methods = [*methods, "OPTIONS"]
+            app = CORSMiddleware(app, allow_origins="*", allow_methods=methods, allow_headers=["mcp-protocol-version"])
+        routes.append(Route(path, app, methods=methods))
+    return routes

@@ -1,0 +1,32 @@
+"""The hub's OAuth, opened with its store: grants, clients, the SDK provider and the token verifier.
+
+    authorization = Authorization(store, authenticator, config)
+    await authorization.verifier.verify(token, "/mcp")
+"""
+
+from __future__ import annotations
+
+from hermes_hub.authorization.clients import Clients
+from hermes_hub.authorization.grants import Grants
+from hermes_hub.authorization.idp import ExternalIssuer
+from hermes_hub.authorization.provider import HubProvider
+from hermes_hub.authorization.verifier import Verifier
+from hermes_hub.config import HubConfig
+from hermes_hub.identity import Authenticator
+from hermes_hub.storage import Store
+
+
+def endpoint_paths(config: HubConfig) -> list[str]:
+    """Every endpoint a token may be bound to: ``/mcp`` and ``/mcp/<toolset>`` (as ``upstream.endpoint``)."""
+    return ["/mcp", *(f"/mcp/{name}" for name in config.toolsets)]
+
+
+class Authorization:
+    def __init__(self, store: Store, authenticator: Authenticator, config: HubConfig) -> None:
+        auth = config.auth
+        self.grants = Grants(store)
+        self.clients = Clients(store)
+        self.paths = endpoint_paths(config)
+        self.provider = HubProvider(self.grants, self.clients, self.paths)
+        external = ExternalIssuer(auth.issuer, auth.audience, auth.user_claim) if auth.issuer and auth.audience else None
+        self.verifier = Verifier(authenticator, self.grants, external)

@@ -1,0 +1,35 @@
+"""SQL of sealed secrets (``hermes_hub.vault``): one row per user, kind and name, replaced on write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_hub.storage.records import SealedRecord
+from hermes_hub.storage.rows import SEALED_COLS, sealed_record, ts
+
+Connection = Any
+
+
+def put_sealed(db: Connection, rec: SealedRecord) -> None:
+    db.execute(f"INSERT INTO sealed_secrets ({SEALED_COLS}) VALUES (?, ?, ?, ?, ?, ?) "
+               "ON CONFLICT (user_id, kind, name) DO UPDATE SET key_id = excluded.key_id, "
+               "sealed = excluded.sealed, updated_at = excluded.updated_at",
+               (rec.user_id, rec.kind, rec.name, rec.key_id, rec.sealed, ts(rec.updated_at)))
+
+
+def get_sealed(db: Connection, user_id: str, kind: str, name: str) -> SealedRecord | None:
+    row = db.execute(f"SELECT {SEALED_COLS} FROM sealed_secrets WHERE user_id = ? AND kind = ? AND name = ?",
+                     (user_id, kind, name)).fetchone()
+    return sealed_record(row) if row else None
+
+
+def delete_sealed(db: Connection, user_id: str, kind: str, name: str) -> bool:
+    return db.execute("DELETE FROM sealed_secrets WHERE user_id = ? AND kind = ? AND name = ?",
+                      (user_id, kind, name)).rowcount == 1
+
+
+def list_sealed(db: Connection, user_id: str | None, kind: str | None) -> list[SealedRecord]:
+    rows = db.execute(f"SELECT {SEALED_COLS} FROM sealed_secrets WHERE (? IS NULL OR user_id = ?) "
+                      "AND (? IS NULL OR kind = ?) ORDER BY user_id, kind, name",
+                      (user_id, user_id, kind, kind)).fetchall()
+    return [sealed_record(r) for r in rows]
