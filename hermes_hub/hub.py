@@ -89,12 +89,13 @@ class Hub:
         self._services: Services | None = None  # store, sessions, memory, models: open while the hub runs
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
+        self._artifacts = lambda: Artifacts(self.store, self.config.artifacts)  # once the store is open
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
                           *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
-        self.run_gate = RunGate(config.agent.max_concurrent)  # agent runs at once in this hub
+        self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
@@ -188,13 +189,9 @@ class Hub:
     def _memories(self) -> Memories:
         return self.memories
 
-    def _artifacts(self) -> Artifacts:
-        return Artifacts(self.store, self.config.artifacts)
-
     def _agent(self) -> Agent:
         prefix, sep = self.config.hub.prefix, self.config.hub.separator
         own = f"{prefix}{sep}agent" if prefix else "agent_run"
-        self.run_gate.limit = self.config.agent.max_concurrent  # a reload's new limit applies as slots free
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
                      model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
                      artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate)

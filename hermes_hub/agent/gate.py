@@ -19,10 +19,14 @@ import anyio
 
 
 class RunGate:
-    def __init__(self, limit: int) -> None:
-        self.limit = limit  # a reload may change it; it applies as slots free up
+    def __init__(self, limit: int | Callable[[], int]) -> None:
+        self._limit = limit if callable(limit) else (lambda: limit)  # read at each turn: a reload's applies
         self.running = 0
         self._queues: OrderedDict[str, deque[anyio.Event]] = OrderedDict()  # users in turn order
+
+    @property
+    def limit(self) -> int:
+        return self._limit()
 
     @property
     def waiting(self) -> int:

@@ -1,4 +1,4 @@
-"""PostgreSQL SQL of agent runs' artifacts (migration p006). Every read filters by the caller's user id."""
+"""PostgreSQL SQL of agent runs' artifacts (migration p008). Every read filters by the caller's user id."""
 
 from __future__ import annotations
 

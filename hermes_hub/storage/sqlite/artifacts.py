@@ -1,4 +1,4 @@
-"""SQL of agent runs' artifacts (migration m012). Every read filters by the caller's user id; a page is
+"""SQL of agent runs' artifacts, and their migration (m014, listed in ``migrations``). Every read filters by the caller's user id; a page is
 cut in SQL (``substr`` counts characters), so a page read does not copy the whole text out."""
 
 from __future__ import annotations
@@ -41,3 +41,22 @@ def artifact_counts(db: Connection, user_id: str | None) -> dict[str, int]:
     where, args = ("WHERE user_id = ?", (user_id,)) if user_id is not None else ("", ())
     n, chars = db.execute(f"SELECT count(*), coalesce(sum(chars), 0) FROM artifacts {where}", args).fetchone()
     return {"count": int(n), "chars": int(chars)}
+
+
+def m014_artifacts(db: Connection) -> None:
+    # Whole tool results of agent runs (the model read a cut copy); they go with their session.
+    db.execute("""
+        CREATE TABLE artifacts (
+            id         TEXT PRIMARY KEY,
+            user_id    TEXT NOT NULL,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            run_id     TEXT NOT NULL,
+            tool       TEXT NOT NULL,
+            mime_type  TEXT NOT NULL,
+            chars      INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            truncated  INTEGER NOT NULL DEFAULT 0,
+            text       TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX artifacts_by_session ON artifacts (session_id)")
+    db.execute("CREATE INDEX artifacts_by_age ON artifacts (created_at)")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_hub.errors import StorageError
+from hermes_hub.storage.sqlite.artifacts import m014_artifacts
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -340,25 +341,6 @@ def m013_oauth(db: Connection) -> None:
             used_at    REAL
         )""")
     db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
-
-
-def m014_artifacts(db: Connection) -> None:
-    # Whole tool results of agent runs (the model read a cut copy); they go with their session.
-    db.execute("""
-        CREATE TABLE artifacts (
-            id         TEXT PRIMARY KEY,
-            user_id    TEXT NOT NULL,
-            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-            run_id     TEXT NOT NULL,
-            tool       TEXT NOT NULL,
-            mime_type  TEXT NOT NULL,
-            chars      INTEGER NOT NULL,
-            created_at REAL NOT NULL,
-            truncated  INTEGER NOT NULL DEFAULT 0,
-            text       TEXT NOT NULL
-        )""")
-    db.execute("CREATE INDEX artifacts_by_session ON artifacts (session_id)")
-    db.execute("CREATE INDEX artifacts_by_age ON artifacts (created_at)")
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [
