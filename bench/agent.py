@@ -55,12 +55,13 @@ WAIT = 120.0  # bound of every wait; a miss is a crash, not a slow result
 
 
 class Instant:
-    """A model with no latency: ``rounds`` tool calls to ``tool`` (a new text each), then an answer."""
+    """A model with no latency: ``rounds`` turns of ``width`` tool calls to ``tool`` (a new text each), then an
+    answer. With ``width`` > 1 the calls of a turn run at once (``agent.parallel_tools`` names the tool)."""
 
     name = "bench:instant"
 
-    def __init__(self, tool: str) -> None:
-        self.tool, self.left, self.n = tool, 0, 0
+    def __init__(self, tool: str, width: int = 1) -> None:
+        self.tool, self.left, self.n, self.width = tool, 0, 0, width
 
     def script(self, rounds: int) -> None:
         self.left = rounds
@@ -71,7 +72,8 @@ class Instant:
             return Reply("done", (), "end", Usage(), "instant")
         self.left -= 1
         self.n += 1
-        return Reply("", (ToolCall(f"c{self.n}", self.tool, {"text": f"r{self.n}"}),), "tool_use", Usage(), "instant")
+        calls = tuple(ToolCall(f"c{self.n}_{i}", self.tool, {"text": f"r{self.n}_{i}"}) for i in range(self.width))
+        return Reply("", calls, "tool_use", Usage(), "instant")
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -83,7 +85,7 @@ def _config(folder: Path, tools: int, rounds: int) -> Path:
     cfg = folder / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {"echo": echo}, "storage": {"url": f"sqlite:///{folder}/hub.db"},
                                "memory": {"embedder": "none"},  # recall stays lexical: no model load, no CPU
-                               "agent": {"max_rounds": rounds + 1}}))
+                               "agent": {"max_rounds": rounds + 1, "parallel_tools": [TOOL]}}))
     return cfg
 
 
@@ -98,20 +100,28 @@ class Routes:
 
 
 class Loop(Routes):
-    """In process: ``Catalog.call_tool`` vs ``Agent.run``, the loop alone."""
-
-    name = "loop (Agent.run)"
+    """In process: ``Catalog.call_tool`` vs ``Agent.run``, the loop alone, behind the hub's run gate. With
+    ``width`` > 1, each round's calls run at once, and so do the direct calls they are compared with."""
 
     def __init__(self, hub: Hub, model: Instant) -> None:
         self.hub, self.model, self.ctx = hub, model, CallContext(hub.local)
-        self.agent = Agent(hub.catalog, hub.sessions, None, model, own_tools="hermes_agent")
+        self.agent = Agent(hub.catalog, hub.sessions, None, model, own_tools="hermes_agent", gate=hub.run_gate)
         self.profile = resolve(hub.config, "default")
+        self.name = "loop (Agent.run)" if model.width == 1 else f"loop, {model.width} calls a round at once"
 
     async def direct(self, calls: int, start: int) -> float:
+        async def one(text: str) -> None:
+            result = await self.hub.catalog.call_tool(TOOL, {"text": text}, self.ctx)
+            assert not result.is_error, result
+
         t0 = time.perf_counter()
         for i in range(calls):
-            result = await self.hub.catalog.call_tool(TOOL, {"text": f"d{start + i}"}, self.ctx)
-            assert not result.is_error, result
+            if self.model.width == 1:
+                await one(f"d{start + i}")
+                continue
+            async with anyio.create_task_group() as tg:
+                for j in range(self.model.width):
+                    tg.start_soon(one, f"d{start + i}_{j}")
         return time.perf_counter() - t0
 
     async def run(self, rounds: int) -> float:
@@ -119,7 +129,8 @@ class Loop(Routes):
         t0 = time.perf_counter()
         result = await self.agent.run("bench", self.profile, self.ctx)
         took = time.perf_counter() - t0
-        assert (result.stop_reason, len(result.tool_calls)) == ("answered", rounds), result.structured()
+        assert (result.stop_reason, len(result.tool_calls)) == ("answered", rounds * self.model.width), \
+            result.structured()
         assert not any(c.is_error for c in result.tool_calls), result.structured()
         return took
 
@@ -195,6 +206,9 @@ async def measure(tools: int, rounds: int, blocks: int, out: TextIO, profile_run
             hub.services.model = model  # the hub's agent (hermes_agent_run) talks to the zero-latency model
             loop = Loop(hub, model)
             rows = [await _compare(loop, tools, offered, rounds, blocks, out)]
+            model.width = 3  # three calls a round, run at once (agent.parallel_tools)
+            rows.append(await _compare(Loop(hub, model), tools, offered, rounds, blocks, out))
+            model.width = 1
             async with Client(hub.server, mode="legacy") as client:
                 rows.append(await _compare(Host(client, model), tools, offered, rounds, blocks, out))
             if profile_runs:

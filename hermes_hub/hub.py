@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from hermes_hub import audit, status
+from hermes_hub.agent.artifacts import Artifacts
+from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.summaries import Summarizer
@@ -30,6 +32,7 @@ from hermes_hub.aggregation.retry import RetryPolicy
 from hermes_hub.bridge import Bridge
 from hermes_hub.builtins import Builtins
 from hermes_hub.builtins.agent_tools import agent_items
+from hermes_hub.builtins.artifact_tools import artifact_items
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
@@ -90,11 +93,13 @@ class Hub:
         self._services: Services | None = None  # store, sessions, memory, models: open while the hub runs
         self.local = Identity(config.auth.local_user or local_user_name(), ADMIN)
         self.builtins = Builtins()
+        self._artifacts = lambda: Artifacts(self.store, self.config.artifacts)  # once the store is open
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
                           *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
-                          *audit_items(self.audited_store, self.reload_file))
+                          *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
+        self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
@@ -199,10 +204,11 @@ class Hub:
         return self.memories
 
     def _agent(self) -> Agent:
-        prefix = self.config.hub.prefix
-        own = f"{prefix}{self.config.hub.separator}agent" if prefix else "agent_run"
+        prefix, sep = self.config.hub.prefix, self.config.hub.separator
+        own = f"{prefix}{sep}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
-                     model_for=self._model_for, masker=self.masker)
+                     model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
+                     artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate)
 
     def _model_for(self, profile: Profile) -> Provider | None:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
@@ -258,6 +264,7 @@ class Hub:
             days = self.config.storage.audit_retention_days
             if days > 0:
                 await audit.prune(self.store, days=days)
+            await self._artifacts().prune()  # expired artifacts (artifacts.keep_days); reads refuse them already
             await anyio.sleep(3600)
 
     def _mounts(self) -> list[Mount]:
@@ -399,6 +406,9 @@ class Hub:
             memory = {k: status.hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
                       if k not in ("pending", "extraction_jobs")}
         out["memory"] = memory
+        out["artifacts"] = await self.store.artifact_counts(None if viewer.is_admin else viewer.user_id)
+        if viewer.is_admin:
+            out["agent_runs"] = self.run_gate.counts()  # running and waiting (agent.max_concurrent)
         if self.summaries is not None:
             out["summaries"] = {"error": status.hidden(self.summaries.error, viewer)}
             if viewer.is_admin:

@@ -171,7 +171,7 @@ BUILTIN_TOOLS = {
     "hermes_hub_status", "hermes_hub_reload", "hermes_audit_query",
     *(f"hermes_session_{op}" for op in
       ("create", "list", "history", "append", "import", "search", "rename", "delete", "delete_all")),
-    "hermes_agent_run", "hermes_trace_list", "hermes_trace_get", "hermes_feedback",
+    "hermes_agent_run", "hermes_trace_list", "hermes_trace_get", "hermes_feedback", "hermes_artifact_read",
     *(f"hermes_memory_{op}" for op in
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),
 }

@@ -28,6 +28,7 @@ from hermes_hub.config import (
     ToolsetConfig,
     parse_config,
 )
+from hermes_hub.config.sections import ArtifactsSection, InstructionParts
 from tests.support import PROJECT
 
 PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
@@ -47,7 +48,8 @@ def blocks(page: Path, lang: str) -> list[tuple[int, str]]:
 
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ServerAuth, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
-                AgentSection, AgentProfile, ToolsetConfig, ToolOverride, AnnotationsOverride)
+                AgentSection, AgentProfile, ToolsetConfig, ToolOverride, AnnotationsOverride, ArtifactsSection,
+                InstructionParts)
     keys = {key for section in sections for key in section.model_fields}
     reference = REFERENCE.read_text()
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in reference]

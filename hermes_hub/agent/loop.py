@@ -14,11 +14,15 @@
    tool's schema go back to the model naming each field, and after ``MAX_CORRECTIONS`` failed
    corrections the person is asked for them, or the run stops with ``needs_input``; a tool that is
    destructive or matches ``confirm`` needs the person's yes through the host (``questions.py``), and
-   is refused when the host cannot ask; a tool result is cut to ``max_tool_result_tokens``.
+   is refused when the host cannot ask. The calls of one turn run in ``calls.py``: read-only ones at
+   once, the rest one by one; a result past ``max_tool_result_tokens`` is cut for the model and kept
+   whole as an artifact it can page through; an empty one is named as "nothing found".
+   At most ``agent.max_concurrent`` runs execute at once per hub (``gate.py``); the rest wait their turn.
 6. Every message (task, assistant turns with their tool calls, tool results, answer) is appended to
    the session with the run id, also when the run fails or is cancelled; memory extraction then
    picks them up from its queue. What is kept (the session's tool calls, the trace, the result's
    ``tool_calls``) has secrets masked (``hermes_hub.masking``); the model and the tools get them as given.
+   The trace records what each model request held and what came back (``prompts.py``).
 """
 
 from __future__ import annotations
@@ -32,11 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import mcp.types as types
 
+from hermes_hub.agent.artifacts import Artifacts
+from hermes_hub.agent.calls import CallRecord, Calls, Tools
 from hermes_hub.agent.context import Budget, build_request, tokens
+from hermes_hub.agent.gate import RunGate
+from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
-from hermes_hub.agent.questions import ask_arguments, confirm
+from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
@@ -44,7 +51,7 @@ from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories, RecallQuery
-from hermes_hub.models import Message, Provider, ProviderError, ToolCall, ToolSpec
+from hermes_hub.models import Message, Provider, ProviderError, ToolSpec
 from hermes_hub.models.sampling import SamplingProvider
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage.records import RunRecord, utcnow
@@ -52,18 +59,7 @@ from hermes_hub.toolsets.search import top_tools
 
 log = logging.getLogger("hermes_hub.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
-MAX_CORRECTIONS = 2  # invalid-argument calls of one tool the model may correct before the person is asked
-CHARS_PER_TOKEN = 4
-TRACE_STRING = 1000  # an argument string in the trace and the run's result is cut here, as in the audit
 STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error")
-
-
-@dataclass
-class CallRecord:
-    name: str
-    arguments: dict[str, Any]
-    is_error: bool
-    seconds: float
 
 
 @dataclass
@@ -94,15 +90,19 @@ class RunResult:
 class Agent:
     def __init__(self, catalog: Catalog, sessions: Sessions, memories: Memories | None, model: Provider | None,
                  *, own_tools: str, summaries: Summarizer | None = None,
-                 model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER) -> None:
+                 model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER,
+                 artifacts: Artifacts | None = None, artifact_reader: str | None = None,
+                 gate: RunGate | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
         self.summaries = summaries  # folds what slid out of the window into the session's summary
         self.own_tools = own_tools  # public-name prefix of the agent's own tools, never offered to it
+        self.artifacts = artifacts  # where a cut result is kept whole; None: the rest is lost
+        self.artifact_reader = artifact_reader  # public name of hermes_artifact_read, offered once a run has one
+        self.gate = gate  # the hub's limit on runs at once (agent.max_concurrent); None: no limit
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
-        uid = ctx.caller.user_id
         model = self.model_for(profile) if self.model_for is not None else self.model
         if model is None:
             raise HubError(f"no model is configured for profile '{profile.name}', so the agent cannot run; set "
@@ -110,6 +110,20 @@ class Agent:
                            f"scripted with a rules file)")
         if isinstance(model, SamplingProvider):
             model = model.for_host(ctx.host)
+        gate = self.gate
+        if gate is None:
+            return await self._run(task, profile, ctx, model, session_id)
+
+        async def waiting(ahead: int) -> None:  # the host hears why nothing happens yet
+            await _progress(ctx, 0, profile.max_rounds, f"waiting for a free run slot ({ahead} waiting ahead; "
+                                                         f"agent.max_concurrent is {gate.limit})")
+
+        async with gate.slot(ctx.caller.user_id, waiting):
+            return await self._run(task, profile, ctx, model, session_id)
+
+    async def _run(self, task: str, profile: Profile, ctx: CallContext, model: Provider,
+                   session_id: str | None) -> RunResult:
+        uid = ctx.caller.user_id
         if session_id is None:
             session_id = (await self.sessions.create(uid, task[:80])).session_id
         else:
@@ -165,36 +179,41 @@ class Agent:
                  if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
+        reader = next((t for t in tools if t.name == self.artifact_reader), None)
         tools = await top_tools(tools, task, profile.max_tools)
         by_name = {t.name: t for t in tools}
         specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
         system, messages, sizes = build_request(
-            Budget(profile.context_tokens), profile.instructions, memories, session.summary,
+            Budget(profile.context_tokens), render(profile.parts, specs), memories, session.summary,
             list(reversed(history)), task, specs)
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
                   memories=len(memories))
         results: list[str] = []
         declined = False
+        prompts = PromptLog(self.masker)
+        calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None),
+                      profile, ctx, run, by_name)
         estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
             log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(messages), estimate)
+            prompt = prompts.request(system, messages, specs)  # at request time: also a request that fails
             asked = time.perf_counter()
             try:
                 reply = await model.complete(messages, system=system, tools=specs)
             except ProviderError as e:
                 error = self.masker.text(str(e))  # a provider's message may quote what it was sent
                 run.event("request", round=round_no, provider=model.name, error=error, messages=len(messages),
-                          estimated_tokens=estimate, seconds=round(time.perf_counter() - asked, 4))
+                          estimated_tokens=estimate, seconds=round(time.perf_counter() - asked, 4), prompt=prompt)
                 run.stop_reason, run.answer = "model_error", f"The model could not answer: {error}"
                 return
             run.event("request", round=round_no, provider=model.name, model=reply.model, messages=len(messages),
                       estimated_tokens=estimate,
                       input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
                       seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
-                      tool_calls=len(reply.tool_calls))
+                      tool_calls=len(reply.tool_calls), prompt=prompt, response=prompts.response(reply))
             run.input_tokens += reply.usage.input_tokens
             run.output_tokens += reply.usage.output_tokens
             if not reply.tool_calls:
@@ -206,22 +225,30 @@ class Agent:
             transcript.append({"role": "assistant", "content": reply.text,
                                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
                                               for c in reply.tool_calls]})
-            for call in reply.tool_calls:
-                await _progress(ctx, round_no, profile.max_rounds,
-                                f"round {round_no}/{profile.max_rounds}: calling {call.name}")
-                text, is_error, outcome = await self._call(call, by_name, profile, ctx, run)
-                refused = outcome == "declined"
+            async def progress(what: str, n: int = round_no) -> None:
+                await _progress(ctx, n, profile.max_rounds, f"round {n}/{profile.max_rounds}: {what}")
+
+            outcomes = await calls.turn(reply.tool_calls, round_no, progress)
+            if reader is not None and reader.name not in by_name and any(d.artifact_id for d in outcomes):
+                by_name[reader.name] = reader  # a cut result names it: from now on it is offered
+                specs.append(ToolSpec(reader.name, reader.description or "", reader.input_schema))
+            for call, done in zip(reply.tool_calls, outcomes):
+                text, is_error = done.text, done.is_error
+                refused = done.outcome == "declined"
                 declined = declined or refused
+                run.tool_calls.append(done.record)
                 origin = (by_name[call.name].meta or {}).get(ORIGIN_META, {}) if call.name in by_name else {}
                 run.event("tool", round=round_no, name=call.name, server=origin.get("server"),
-                          arguments=run.tool_calls[-1].arguments,  # masked in _call
-                          seconds=round(run.tool_calls[-1].seconds, 4),
-                          outcome="declined" if refused else "error" if is_error else "ok", result_chars=len(text))
+                          arguments=done.record.arguments,  # masked in calls.py
+                          started=done.started, seconds=round(done.record.seconds, 4),
+                          outcome="declined" if refused else "error" if is_error else "ok", result_chars=len(text),
+                          **({"artifact_id": done.artifact_id} if done.artifact_id else {}))
                 messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
                 estimate += tokens(text)
-                transcript.append({"role": "tool", "content": text, "tool_call_id": call.id})
+                transcript.append({"role": "tool", "content": text, "tool_call_id": call.id,
+                                   **({"metadata": {"artifact_id": done.artifact_id}} if done.artifact_id else {})})
                 results.append(text)
-                if outcome == "needs_input":
+                if done.outcome == "needs_input":
                     run.stop_reason, run.answer = "needs_input", text
                     return
             if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
@@ -242,72 +269,6 @@ class Agent:
             log.warning("recall for an agent run failed: %s", e)
             return []
         return [i.text for i in items]
-
-    async def _call(self, call: ToolCall, offered: dict[str, types.Tool], profile: Profile, ctx: CallContext,
-                    run: RunResult) -> tuple[str, bool, str]:
-        """Run one tool call for the model: (text for the model, is_error, outcome), the outcome being
-        ``ok``, ``declined`` (by the person) or ``needs_input`` (the run stops to ask the person)."""
-        start = time.perf_counter()
-        tool = offered.get(call.name)
-        outcome = "ok"
-        if tool is None:
-            text, is_error = (f"Unknown tool '{call.name}': use only the tools you were given.", True)
-        elif not isinstance(call.arguments, dict) or "_unparsed_arguments" in call.arguments:
-            text, is_error = ("Your arguments were not a JSON object; call the tool again with valid JSON.", True)
-        elif problems := self.catalog.argument_problems(call.name, call.arguments):
-            text, is_error, outcome = await self._correct(call, tool, problems, ctx, profile, run)
-        else:
-            run.invalid.pop(call.name, None)
-            destructive = bool(tool.annotations and tool.annotations.destructive_hint)
-            verdict = await confirm(ctx, call) if profile.needs_confirmation(call.name, destructive) else None
-            if verdict is not None:
-                text, is_error = verdict, True
-                outcome = "declined" if verdict.startswith("The person declined") else "ok"
-            else:
-                text, is_error = await self._forward(call, ctx, profile)
-        kept = self.masker(call.arguments, limit=TRACE_STRING) if isinstance(call.arguments, dict) else {}
-        run.tool_calls.append(CallRecord(call.name, kept, is_error, time.perf_counter() - start))
-        return text, is_error, outcome
-
-    async def _correct(self, call: ToolCall, tool: types.Tool, problems: list[str], ctx: CallContext,
-                       profile: Profile, run: RunResult) -> tuple[str, bool, str]:
-        """Arguments that fail the tool's schema: the model gets ``MAX_CORRECTIONS`` tries to fix them,
-        then the person is asked for them (elicitation), else the run stops with ``needs_input``."""
-        failed = run.invalid[call.name] = run.invalid.get(call.name, 0) + 1
-        if failed <= MAX_CORRECTIONS:
-            listing = "\n".join(f"- {p}" for p in problems)
-            return (f"Invalid arguments for tool '{call.name}':\n{listing}\nFix these and call the tool again "
-                    f"(correction {failed} of {MAX_CORRECTIONS}).", True, "ok")
-        given = await ask_arguments(ctx, call, tool, problems, MAX_CORRECTIONS)
-        if isinstance(given, str):
-            return given, True, "needs_input"
-        run.invalid.pop(call.name, None)
-        if still := self.catalog.argument_problems(call.name, given):
-            return (f"The values given for {call.name} are still not valid ({'; '.join(still)}); the run stopped.",
-                    True, "needs_input")
-        text, is_error = await self._forward(ToolCall(call.id, call.name, given), ctx, profile)
-        return text, is_error, "ok"
-
-    async def _forward(self, call: ToolCall, ctx: CallContext, profile: Profile) -> tuple[str, bool]:
-        try:
-            result = await self.catalog.call_tool(call.name, call.arguments, ctx.replace(progress=None))
-        except HubError as e:
-            return str(e), True
-        if isinstance(result, types.InputRequiredResult):
-            return ("The tool asked a question this run cannot pass on; tell the user to call it directly.", True)
-        return _text(result, profile.max_tool_result_tokens * CHARS_PER_TOKEN), bool(result.is_error)
-
-
-def _text(result: types.CallToolResult, limit: int) -> str:
-    parts = [b.text for b in result.content if isinstance(b, types.TextContent)]
-    if not parts and result.structured_content is not None:
-        parts = [json.dumps(result.structured_content, ensure_ascii=False)]
-    text = "\n".join(parts).strip()
-    if not text:
-        return "(the tool returned nothing: no text and no data)"
-    if len(text) > limit:
-        return text[:limit] + f"\n[cut: the result had {len(text):,} characters; only the first {limit:,} are shown]"
-    return text
 
 
 async def _progress(ctx: CallContext, value: int, total: int, message: str) -> None:

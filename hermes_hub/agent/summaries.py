@@ -21,6 +21,7 @@ log = logging.getLogger("hermes_hub.agent")
 LEASE = 30.0
 SLACK = 4  # messages past the window before a fold is asked for (one fold covers several turns)
 MAX_ATTEMPTS = 5
+MAX_NOW = 100  # folds one ``fold_now`` may do (its own and those waiting before it)
 MAX_CHARS = 16_000  # of messages per model call; a longer backlog is folded in several calls
 SUMMARY_CHARS = 4_000
 REQUEST_MARK = "SUMMARY REQUEST"  # the first words of the request, so a scripted model can match it
@@ -49,6 +50,21 @@ class Summarizer(QueueWorker):
         if asked:
             self.wake()
         return asked
+
+    async def fold_now(self, user_id: str, session_id: str, *, window: int = 0) -> str:
+        """Fold the session's messages (all but its last ``window``) into its summary now, and return it:
+        ``hermes-hub session summarize``, to see what a model will read. Jobs already waiting in the
+        queue are done on the way (at most ``MAX_NOW`` folds)."""
+        session = await self.store.get_session(user_id, session_id)  # NotFound for another user's session
+        upto = session.message_count - max(0, window)
+        if upto <= 0 or not await self.store.request_summary(user_id, session_id, upto, min_new=1):
+            return session.summary  # nothing new to fold
+        for _ in range(MAX_NOW):
+            if not await self.step():
+                break
+        if self.error is not None:
+            raise ProviderError(f"folding session {session_id} failed: {self.error}")
+        return (await self.store.get_session(user_id, session_id)).summary
 
     async def step(self) -> bool:
         job = await self.store.claim_summary(self.owner, lease=LEASE)

@@ -77,7 +77,8 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
         return {"runs": [run_summary(r) for r in runs]}
 
     async def trace_get(args: dict[str, Any], ctx: CallContext) -> Any:
-        return run_trace(await (await get_store()).get_run(ctx.caller.user_id, args["run_id"]))
+        found = await (await get_store()).get_run(ctx.caller.user_id, args["run_id"])
+        return run_trace(found, prompt=bool(args.get("prompt")))
 
     async def feedback(args: dict[str, Any], ctx: CallContext) -> Any:
         rated = await (await get_store()).rate_run(ctx.caller.user_id, args["run_id"], args["rating"],
@@ -86,7 +87,7 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
 
     async def trace_text(params: dict[str, str], ctx: CallContext) -> str:
         found = await (await get_store()).get_run(ctx.caller.user_id, params["run_id"])
-        return json.dumps(run_trace(found), ensure_ascii=False, indent=2)
+        return json.dumps(run_trace(found, prompt=True), ensure_ascii=False, indent=2)
 
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
     return [
@@ -98,8 +99,10 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                     guarded(trace_list)),
         BuiltinTool(types.Tool(name="trace_get", description="What one agent run did, round by round: every model "
                                "request (provider, tokens, seconds, finish), every tool call (server, seconds, "
-                               "outcome, size; secrets masked) and the context budget.", annotations=read_only,
-                               input_schema={"type": "object", "properties": {"run_id": RUN_ID},
+                               "outcome, size; secrets masked) and the context budget; prompt: true adds what each "
+                               "request contained and what the model answered.", annotations=read_only,
+                               input_schema={"type": "object", "properties": {"run_id": RUN_ID, "prompt": {
+                                   "type": "boolean", "description": "add each model request and answer"}},
                                              "required": ["run_id"], "additionalProperties": False}),
                     guarded(trace_get)),
         BuiltinTool(types.Tool(name="feedback", description="Rate an agent run up or down, with an optional comment; "
@@ -111,7 +114,8 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                     guarded(feedback)),
         BuiltinTemplate(types.ResourceTemplate(uri_template="hub://traces/{run_id}", name="agent run trace",
                                                mime_type="application/json",
-                                               description="What one of your agent runs did, round by round"),
+                                               description="What one of your agent runs did, round by round, "
+                                                           "with what each model request contained"),
                         trace_text),
         BuiltinPrompts(lambda: profile_prompts(get_config())),
     ]

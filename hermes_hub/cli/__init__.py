@@ -18,6 +18,7 @@ from hermes_hub.cli.memory import memory
 from hermes_hub.cli.pins import approve, pin
 from hermes_hub.cli.secrets import secret
 from hermes_hub.cli.serve import serve
+from hermes_hub.cli.session import session
 from hermes_hub.cli.storage import storage
 
 
@@ -28,7 +29,8 @@ def main() -> None:
 
 
 for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
-                token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret):
+                token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
+                session):
     main.add_command(command)
 tools.add_command(pin)  # `hermes-hub tools pin [SERVER]`, `tools approve NAME|SERVER`
 tools.add_command(approve)

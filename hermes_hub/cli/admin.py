@@ -163,23 +163,28 @@ def _since(raw: str | None) -> datetime | timedelta | None:
 @click.option("--user", help="whose runs (default: the local user, auth.local_user or the OS user)")
 @click.option("--limit", type=int, default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--prompt", "prompt", is_flag=True, help="show what each model request contained and the answers")
 @CONFIG
-def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, config: str) -> None:
+def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, prompt: bool, config: str) -> None:
     """List recent agent runs with their outcome and rating, or show RUN_ID's trace round by round."""
 
     async def go() -> None:
-        from hermes_hub.agent.runs import run_summary, run_trace
+        from hermes_hub.agent.runs import prompt_lines, run_summary, run_trace
         from hermes_hub.config import load_config
         from hermes_hub.identity import local_user_name
 
         who = user or load_config(config).auth.local_user or local_user_name()
         async with _store(config) as store:
             if run_id is not None:
-                found = run_trace(await store.get_run(who, run_id))
+                found = run_trace(await store.get_run(who, run_id), prompt=prompt)
+            elif prompt:
+                raise HubError("--prompt shows one run's requests: give its RUN_ID (hermes-hub traces lists them)")
             else:
                 found = {"runs": [run_summary(r) for r in await store.list_runs(who, limit=limit)]}
         if as_json:
             click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        elif prompt:
+            click.echo("\n".join(prompt_lines(found)))
         elif run_id is None:
             click.echo(tables.table(["run", "started", "profile", "stop", "rounds", "rating", "task"],
                                     [[r["run_id"], r["started_at"][:19], r["profile"], r["stop_reason"], r["rounds"],

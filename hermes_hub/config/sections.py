@@ -283,6 +283,8 @@ class AgentSection(_Strict):
     confirm: list[str] = Field(default_factory=list)  # tool globs that need the person's yes (destructive ones always do)
     max_tool_result_tokens: int = Field(2000, ge=50)  # a longer tool result is cut before the model reads it
     max_tools: int = Field(40, ge=1, le=1000)  # more allowed tools than this: the model gets the task's top tools
+    parallel_tools: list[str] = Field(default_factory=list)  # tool globs that may run at once (read-only ones always may)
+    max_concurrent: int = Field(16, ge=1, le=10_000)  # agent runs executing at once in this hub; more wait their turn
     _base_dir: Path | None = PrivateAttr(None)  # hub.json's folder, set by parse_config
 
     def problems(self) -> list[tuple[str, str]]:
@@ -306,6 +308,23 @@ class AgentSection(_Strict):
 MODEL_KEYS = ("provider", "model", "base_url", "api_key", "script", "timeout", "max_retries")
 
 
+class InstructionParts(_Strict):
+    """Parts of the default instructions a profile replaces (``hermes_hub.agent.instructions``); unset: the default."""
+
+    role: str | None = Field(None, max_length=20_000)  # who the model is and what it is for
+    tools: str | None = Field(None, max_length=20_000)  # the words before the catalog's list of tools
+    method: str | None = Field(None, max_length=20_000)  # how to work: plan, read each result, recover
+    constraints: str | None = Field(None, max_length=20_000)  # schema, ask when unsure, never invent
+    completion: str | None = Field(None, max_length=20_000)  # when the task counts as done
+
+
+class ArtifactsSection(_Strict):
+    """Whole tool results kept for agent runs whose model read a cut copy (``hub://hermes/artifacts/{id}``)."""
+
+    keep_days: float = Field(30.0, gt=0)  # an artifact older than this is gone (also with its session, earlier)
+    max_chars: int = Field(2_000_000, ge=1000, le=50_000_000)  # a longer result keeps its first max_chars
+
+
 class AgentProfile(_Strict):
     """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults, which it may
     override, the model included (``provider``, ``model``, ``base_url``... as in ``agent``)."""
@@ -325,6 +344,7 @@ class AgentProfile(_Strict):
     window: int | None = Field(None, ge=0, le=200)
     confirm: list[str] | None = None
     max_tool_result_tokens: int | None = Field(None, ge=50)
+    prompt: InstructionParts = Field(default_factory=InstructionParts)  # replaces parts of the default
 
 
 TOOLSET_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -380,6 +400,7 @@ class HubConfig(_Strict):
     auth: AuthSection = Field(default_factory=AuthSection)
     memory: MemorySection = Field(default_factory=MemorySection)
     agent: AgentSection = Field(default_factory=AgentSection)
+    artifacts: ArtifactsSection = Field(default_factory=ArtifactsSection)
     agents: dict[str, AgentProfile] = Field(default_factory=dict)  # profiles; "default" exists even if unnamed
     toolsets: dict[str, ToolsetConfig] = Field(default_factory=dict)  # name -> a chosen catalog at /mcp/<name>
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)

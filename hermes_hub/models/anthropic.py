@@ -84,5 +84,6 @@ def _reply(response: Any, model: str, json_output: bool) -> Reply:
     # Cached prompt tokens are counted apart by the vendor; the budget wants everything the model read.
     read = (u.input_tokens or 0) + (getattr(u, "cache_creation_input_tokens", 0) or 0) + \
         (getattr(u, "cache_read_input_tokens", 0) or 0)
+    thinking = "".join(getattr(b, "thinking", "") or "" for b in response.content if b.type == "thinking")
     return Reply(strip_fences(text) if json_output else text, calls, stop, Usage(read, u.output_tokens or 0),
-                 response.model or model)
+                 response.model or model, reasoning=thinking)

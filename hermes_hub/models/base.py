@@ -59,6 +59,7 @@ class Reply:
     stop_reason: str  # "end" | "tool_use" | "max_tokens"
     usage: Usage
     model: str  # the model that answered, as the vendor names it
+    reasoning: str = ""  # reasoning text the model returned beside its answer (kept in the run's trace)
 
 
 class ProviderError(HubError):

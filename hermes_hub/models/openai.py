@@ -80,7 +80,14 @@ def _reply(response: Any, model: str, json_output: bool) -> Reply:
     usage = response.usage
     return Reply(strip_fences(text) if json_output else text, calls, stop,
                  Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
-                 response.model or model)
+                 response.model or model, reasoning=_reasoning(choice.message))
+
+
+def _reasoning(message: Any) -> str:
+    """What OpenAI-compatible thinking models (DeepSeek, Qwen, vLLM's reasoning parsers) send beside the answer."""
+    extra = getattr(message, "model_extra", None) or {}
+    found = getattr(message, "reasoning_content", None) or extra.get("reasoning_content") or extra.get("reasoning")
+    return found if isinstance(found, str) else ""
 
 
 def _arguments(raw: str | None) -> dict:

@@ -16,6 +16,7 @@ answers with the first rule whose ``when`` matches and that is not used up::
 - ``tool_calls``: ``[{"name": ..., "arguments": {...}}]``, the tools the model calls; their ids are
   ``call_<n>_<i>`` (the n-th request, the i-th call in it), the same on every run.
 - ``times``: how many calls the rule may answer; unset, any number.
+- ``reasoning``: text returned as the model's reasoning beside the answer (as thinking models do).
 
 A rule needs ``text``, ``json`` or ``tool_calls``. When no rule matches, the call fails with an error
 naming the file and the text that was searched.
@@ -51,6 +52,7 @@ class Rule(BaseModel):
     json_: Any = Field(None, alias="json")
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     times: int | None = Field(None, ge=1)
+    reasoning: str | None = None  # returned as the model's reasoning text beside the answer
 
     @field_validator("when")
     @classmethod
@@ -103,7 +105,7 @@ def load_script(path: Path) -> list[Rule]:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
-                msg = "unknown key; rules know when, text, json, tool_calls, times; tool calls know name, arguments"
+                msg = "unknown key; rules know when, text, json, tool_calls, times, reasoning; tool calls know name, arguments"
             raise bad(f"rule [{i}]{where}: {msg}")
     return rules
 
@@ -145,7 +147,8 @@ class ScriptedProvider:
             read = sum(len(m.content) for m in messages) + len(system or "")
             log.debug("%s: request %d answered by rule [%d]", self.name, self._requests, i)
             return Reply(text, calls, "tool_use" if calls else "end",
-                         Usage(input_tokens=read // 4, output_tokens=len(text) // 4), "scripted")
+                         Usage(input_tokens=read // 4, output_tokens=len(text) // 4), "scripted",
+                         reasoning=rule.reasoning or "")
         used_up = sum(1 for n in self._left if n == 0)
         raise ProviderError(
             f"scripted model {self.path}: no rule matches {_preview(searched)}"

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from hermes_hub.storage.records import (
+    ArtifactRecord,
     AuditRecord,
     ExtractionJob,
     Lease,
@@ -371,9 +372,26 @@ class RunStore(Protocol):
     async def rate_run(self, user_id: str, run_id: str, rating: str, comment: str | None) -> RunRecord: ...
 
 
+class ArtifactStore(Protocol):
+    """Whole tool results of agent runs; another user's artifact id raises the ``NotFound`` of a missing one,
+    and an artifact goes with the session that made it."""
+
+    async def add_artifact(self, record: ArtifactRecord) -> None: ...
+
+    async def get_artifact(self, user_id: str, artifact_id: str, *, offset: int = 0,
+                           limit: int | None = None) -> ArtifactRecord:
+        """The artifact with ``text`` its characters ``offset`` to ``offset + limit`` (``chars``: the whole length)."""
+
+    async def prune_artifacts(self, before: datetime) -> int: ...
+
+    async def artifact_counts(self, user_id: str | None) -> dict[str, int]:
+        """``{"count", "chars"}`` of the user's artifacts (None: everyone's)."""
+
+
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
-            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, Protocol):
+            RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, ArtifactStore,
+            Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

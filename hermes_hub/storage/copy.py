@@ -47,6 +47,8 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
     ("agent_runs", "run_id", ("run_id", "user_id", "session_id", "profile", "task", "started_at", "ended_at",
                               "stop_reason", "rounds", "input_tokens", "output_tokens", "answer", "trace", "rating",
                               "comment")),
+    ("artifacts", "id", ("id", "user_id", "session_id", "run_id", "tool", "mime_type", "chars", "created_at",
+                         "truncated", "text")),
 ]
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id"}
 DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs")

@@ -259,6 +259,23 @@ class RunRecord:
     comment: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ArtifactRecord:
+    """A tool result kept whole for an agent run (the model read a cut copy). ``text`` is the whole text when
+    stored; read back, the page asked for (``chars`` is always the whole length)."""
+
+    artifact_id: str
+    user_id: str
+    session_id: str
+    run_id: str
+    tool: str
+    mime_type: str  # application/json when the result was JSON, else text/plain
+    text: str
+    chars: int
+    created_at: datetime
+    truncated: bool = False  # the result was longer than artifacts.max_chars: only that much was kept
+
+
 @dataclass(slots=True)
 class Lease:
     """Proof of holding a session's lock; pass it to ``append_messages``. ``lost`` if a renewal failed."""

@@ -49,6 +49,7 @@ SCHEDULE_MARK = "extraction_messages"  # the extraction queue's index mark: mess
 SESSION_HINT = "list your sessions to see their ids"
 MEMORY_HINT = "list your memories to see their ids"
 RUN_HINT = "list your runs with hermes_trace_list"
+ARTIFACT_HINT = "artifact ids are in the tool results of agent runs; they expire after artifacts.keep_days"
 _NAME_RE = re.compile(r"^[a-z0-9_]+$")
 _EXPLICIT = '{"type":"explicit"}'  # the commonest memory source, as ``dumps`` writes it
 
@@ -69,6 +70,10 @@ def dumps(value: Any) -> str:
 def loose_dumps(value: Any) -> str:
     """JSON of anything a tool handed over, unknown types as strings (audited arguments, traces)."""
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def artifact_not_found(artifact_id: str) -> NotFound:
+    return NotFound("artifact", artifact_id, ARTIFACT_HINT)
 
 
 def session_not_found(session_id: str) -> NotFound:

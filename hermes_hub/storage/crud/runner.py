@@ -32,6 +32,7 @@ class Dialect:
     summaries: ModuleType
     sealed: ModuleType
     pins: ModuleType
+    artifacts: ModuleType
 
 
 class Runner:

@@ -317,9 +317,26 @@ async def p008_tool_pins(db: Connection) -> None:
         PRIMARY KEY (server, tool))""")
 
 
+async def p009_artifacts(db: Connection) -> None:
+    """SQLite's m015: whole tool results of agent runs; they go with their session."""
+    await db.execute("""CREATE TABLE artifacts (
+        id         text PRIMARY KEY,
+        user_id    text NOT NULL,
+        session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        run_id     text NOT NULL,
+        tool       text NOT NULL,
+        mime_type  text NOT NULL,
+        chars      integer NOT NULL,
+        created_at double precision NOT NULL,
+        truncated  integer NOT NULL DEFAULT 0,  -- 0/1 as in SQLite, so copies move rows as they are
+        text       text NOT NULL)""")
+    await db.execute("CREATE INDEX artifacts_by_session ON artifacts (session_id)")
+    await db.execute("CREATE INDEX artifacts_by_age ON artifacts (created_at)")
+
+
 MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins,
-    p006_sealed_secrets, p007_oauth, p008_tool_pins]
+    p006_sealed_secrets, p007_oauth, p008_tool_pins, p009_artifacts]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from hermes_hub.errors import StorageError
 from hermes_hub.storage.sqlite.pins import m014_tool_pins  # the table's SQL lives with its queries
+from hermes_hub.storage.sqlite.artifacts import m015_artifacts
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -358,6 +359,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m012_sealed_secrets,
     m013_oauth,
     m014_tool_pins,
+    m015_artifacts,
 ]
 
 
