@@ -13,8 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_hub.errors import StorageError
-from hermes_hub.storage.sqlite.pins import m014_tool_pins  # the table's SQL lives with its queries
+# newer tables' SQL lives with their queries
 from hermes_hub.storage.sqlite.artifacts import m015_artifacts
+from hermes_hub.storage.sqlite.pins import m014_tool_pins
+from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -294,19 +296,6 @@ def m011_status_logins(db: Connection) -> None:
         )""")
 
 
-def m012_sealed_secrets(db: Connection) -> None:
-    # Secrets sealed by hermes_hub.vault (AES-GCM, bound to user, kind and name): ciphertext only, and the
-    # id of the key that sealed it, so a replica holding another key says so plainly.
-    db.execute("""
-        CREATE TABLE sealed_secrets (
-            user_id    TEXT NOT NULL,
-            kind       TEXT NOT NULL,
-            name       TEXT NOT NULL,
-            key_id     TEXT NOT NULL,
-            sealed     BLOB NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (user_id, kind, name)
-        )""")
 def m013_oauth(db: Connection) -> None:
     # The hub as an OAuth authorization server for hosts: clients that registered (RFC 7591) or were
     # read from their metadata document, what a person approved (grants), and the flow's secrets as

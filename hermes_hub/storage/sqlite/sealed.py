@@ -10,6 +10,21 @@ from hermes_hub.storage.rows import SEALED_COLS, sealed_record, ts
 Connection = Any
 
 
+def m012_sealed_secrets(db: Connection) -> None:
+    # Secrets sealed by hermes_hub.vault (AES-GCM, bound to user, kind and name): ciphertext only, and the
+    # id of the key that sealed it, so a replica holding another key says so plainly.
+    db.execute("""
+        CREATE TABLE sealed_secrets (
+            user_id    TEXT NOT NULL,
+            kind       TEXT NOT NULL,
+            name       TEXT NOT NULL,
+            key_id     TEXT NOT NULL,
+            sealed     BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, kind, name)
+        )""")
+
+
 def put_sealed(db: Connection, rec: SealedRecord) -> None:
     db.execute(f"INSERT INTO sealed_secrets ({SEALED_COLS}) VALUES (?, ?, ?, ?, ?, ?) "
                "ON CONFLICT (user_id, kind, name) DO UPDATE SET key_id = excluded.key_id, "

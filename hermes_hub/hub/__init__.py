@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from hermes_hub import audit, status
+from hermes_hub import audit
 from hermes_hub.agent.artifacts import Artifacts
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.loop import Agent
@@ -43,6 +43,7 @@ from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
+from hermes_hub.hub.reports import Reports
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
@@ -51,7 +52,6 @@ from hermes_hub.services import Services, open_services
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store
 from hermes_hub.toolsets.search import ToolIndex
-from hermes_hub.toolsets.tokens import token_report
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
@@ -75,7 +75,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     VERSION = "0.0.0"
 
 
-class Hub:
+class Hub(Reports):
     """The hub. ``Hub.from_file(path)`` is how every command builds it (it reloads the file on
     SIGHUP and whenever it changes); ``Hub(config)`` serves a config built in memory."""
 
@@ -176,10 +176,6 @@ class Hub:
     @property
     def memories(self) -> Memories:
         return self.services.memories
-
-    @property
-    def vault(self) -> Vault:
-        return self.services.vault
 
     @property
     def authenticator(self) -> Authenticator:
@@ -384,33 +380,3 @@ class Hub:
             await self.pool.wait_settled()
             return True
         return False
-
-    def status(self, viewer: Identity) -> dict[str, Any]:
-        """The servers ``viewer`` may use and their states (``hub.local``: everything; see ``hermes_hub.status``)."""
-        return status.hub_status(self.config, self.pool, self.catalog, viewer)
-
-    def token_report(self, viewer: Identity) -> dict[str, Any]:
-        """What each endpoint's tool list costs ``viewer`` in tokens, and what lazy saves."""
-        return token_report(self.endpoints.values(), viewer)
-
-    async def report(self, viewer: Identity) -> dict[str, Any]:
-        """``status(viewer)`` with what its tools cost in tokens and the memory subsystem: an admin sees
-        the hub's counts, queues and errors; anyone else the counts of their own memories."""
-        out = self.status(viewer)
-        out["tool_tokens"] = await anyio.to_thread.run_sync(self.token_report, viewer)
-        if not self.started:  # no store yet: the servers' part only
-            return out
-        await status.add_accounts(self.pool, out["servers"], viewer)  # per_user servers: is the viewer's connected
-        memory = await self.memories.status(None if viewer.is_admin else viewer.user_id)
-        if not viewer.is_admin:  # queue depths count everyone's rows; errors may quote a key or an url
-            memory = {k: status.hidden(v, viewer) if k.endswith("_error") else v for k, v in memory.items()
-                      if k not in ("pending", "extraction_jobs")}
-        out["memory"] = memory
-        out["artifacts"] = await self.store.artifact_counts(None if viewer.is_admin else viewer.user_id)
-        if viewer.is_admin:
-            out["agent_runs"] = self.run_gate.counts()  # running and waiting (agent.max_concurrent)
-        if self.summaries is not None:
-            out["summaries"] = {"error": status.hidden(self.summaries.error, viewer)}
-            if viewer.is_admin:
-                out["summaries"]["queue"] = await self.summaries.store.summary_counts()
-        return out
