@@ -31,6 +31,7 @@ from hermes_hub.builtins.agent_tools import agent_items
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
+from hermes_hub.builtins.time_tools import time_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
@@ -91,6 +92,7 @@ class Hub:
                           *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file))
+        self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.pool = Pool(config, on_change=self._on_change)
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)

@@ -8,6 +8,7 @@
 from hermes_hub.config.document import FOREIGN_SERVER_KEYS, FOREIGN_TOP_KEYS, load_config, parse_config
 from hermes_hub.config.sections import (
     MODEL_KEYS,
+    REQUEST_KEYS,
     PREFIX_RE,
     AgentProfile,
     AgentSection,
@@ -22,6 +23,6 @@ from hermes_hub.config.sections import (
     ToolsetConfig,
 )
 
-__all__ = ["FOREIGN_SERVER_KEYS", "FOREIGN_TOP_KEYS", "MODEL_KEYS", "PREFIX_RE", "AgentProfile", "AgentSection",
+__all__ = ["FOREIGN_SERVER_KEYS", "FOREIGN_TOP_KEYS", "MODEL_KEYS", "PREFIX_RE", "REQUEST_KEYS", "AgentProfile", "AgentSection",
            "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerConfig", "StorageSection", "TokenEntry",
            "ToolFilter", "ToolsetConfig", "load_config", "parse_config"]

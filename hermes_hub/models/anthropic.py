@@ -41,9 +41,15 @@ class AnthropicProvider(VendorProvider):
         return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
-                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+                       max_tokens: int = 1024, json_output: bool = False, temperature: float | None = None,
+                       top_p: float | None = None) -> Reply:
         system = with_json_instruction(system) if json_output else system
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": wire_messages(messages)}
+        # Claude's recent models take one of the two: a top_p someone set wins over the default temperature
+        if top_p is not None:
+            params["top_p"] = top_p
+        elif temperature is not None:
+            params["temperature"] = min(temperature, 1.0)  # the Messages API's range is 0 to 1
         if system:
             params["system"] = system
         if tools:
