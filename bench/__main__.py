@@ -10,10 +10,11 @@ import argparse
 
 import anyio
 
-from bench import agent, chaos, fuzz, memory, proxy, storage, storage_pg, supervision, tools
+from bench import agent, chaos, fuzz, memory, proxy, recall_floor, storage, storage_pg, supervision, tools
 
 BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "storage_pg": storage_pg.run, "supervision": supervision.run,
-              "chaos": chaos.run, "fuzz": fuzz.run, "memory": memory.run, "agent": agent.run, "tools": tools.run}
+              "chaos": chaos.run, "fuzz": fuzz.run, "memory": memory.run, "agent": agent.run, "tools": tools.run,
+              "recall_floor": recall_floor.run}
 
 
 def main(argv: list[str] | None = None) -> None:
