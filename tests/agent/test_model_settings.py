@@ -110,7 +110,8 @@ async def test_an_answer_still_cut_after_the_continuation_says_so_with_stop_reas
             async with Client(hub.url) as host:
                 result = await host.call_tool("hermes_agent_run", {"task": "write a long answer"})
     out = result.structured_content
-    assert out["stop_reason"] == "length" and len(fake.received) == 2  # continued once, not more
+    assert out["stop_reason"] == "length"
+    assert sum(CONTINUE in json.dumps(r.body) for r in fake.received) == 1  # continued once, not more
     assert out["answer"].startswith("Part one, part two, ")
     assert "[This answer was cut at the length limit (64 tokens) and is incomplete" in out["answer"]
 
