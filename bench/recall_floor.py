@@ -30,7 +30,7 @@ import anyio
 
 from bench.memory import DATA, evidence, sessions
 
-FLOORS = (0.0, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8)
+FLOORS = (0.0, 0.3, 0.4, 0.45, 0.5, 0.52, 0.55, 0.58, 0.6, 0.7, 0.8)
 _DIA = re.compile(r"D\d+:\d+")
 UNRELATED = (
     "quantum chromodynamics lecture schedule", "convert 250 grams of flour to cups",

@@ -164,7 +164,8 @@ class Agent:
         uid = ctx.caller.user_id
         session = await self.sessions.get(uid, run.session_id)
         # issue 20 (context): background for the task and what the session is about, above the floor
-        about = session.summary if session.title == task[:80] else f"{session.title}. {session.summary}"
+        title = session.title or ""
+        about = session.summary if title == task[:80] else f"{title}. {session.summary}"
         found = await background(self.memories, uid, task, about=about, floor=profile.recall_min_score)
         history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
                                                newest_first=True)).messages if profile.window else []

@@ -20,6 +20,7 @@ from hermes_hub.config import parse_config
 from hermes_hub.errors import ConfigError
 from hermes_hub.models import Message
 from tests.agent.test_providers import ANTHROPIC, BOTH, KEY, OPENAI, Vendor, base_for, provider_for
+from tests.agent.test_providers import OPENED
 from tests.agent.vendors import FakeVendor, served
 from tests.support import serve_process, toy
 
@@ -45,18 +46,19 @@ def cut(v: Vendor, text: str) -> dict:
 @BOTH
 async def test_runs_send_the_default_temperature_and_max_tokens_and_a_profile_overrides_them(v: Vendor, tmp_path):
     fake = FakeVendor(v.path)
-    fake.answer(v.text("Default."))
-    fake.answer(v.text("Precise."))
+    fake.answer(v.text("Done."), times=10)  # memory extraction asks the same vendor between the runs
     agents = {"precise": {"temperature": 0, "top_p": 0.9, "max_tokens": 512}}
     async with served(fake) as url, serve_process(hub_config(v, url, tmp_path, agents), tmp_path) as hub:
         with anyio.fail_after(60):
             async with Client(hub.url) as host:
                 first = (await host.call_tool("hermes_agent_run", {"task": "hello"})).structured_content
-                second = (await host.call_tool("hermes_agent_run", {"task": "hello", "profile": "precise"})
+                second = (await host.call_tool("hermes_agent_run", {"task": "hi there", "profile": "precise"})
                           ).structured_content
                 trace = (await host.call_tool("hermes_trace_get", {"run_id": second["run_id"]})).structured_content
-    default, precise = fake.received[0].body, fake.received[1].body
-    assert (first["answer"], second["answer"]) == ("Default.", "Precise.")
+    runs = [r.body for r in fake.received if "the user's timezone" in json.dumps(r.body)]  # the agent's requests
+    [default] = [b for b in runs if "'hello'" in str(b["messages"][-1])]
+    [precise] = [b for b in runs if "hi there" in str(b["messages"][-1])]
+    assert (first["answer"], second["answer"]) == ("Done.", "Done.")
     assert (default["temperature"], default["max_tokens"], "top_p" in default) == (0.2, 4096, False)
     if v is OPENAI:
         assert (precise["temperature"], precise["top_p"], precise["max_tokens"]) == (0, 0.9, 512)
@@ -71,7 +73,10 @@ async def test_claude_models_that_refuse_sampling_settings_get_max_tokens_only(t
     fake.answer(ANTHROPIC.text("Hi.", model="claude-opus-4-7"))
     async with served(fake) as url:
         provider = provider_for(ANTHROPIC, base_for(ANTHROPIC, url), model="claude-opus-4-7")
-        await provider.complete([Message("user", "hi")], max_tokens=300, temperature=0.2)
+        try:
+            await provider.complete([Message("user", "hi")], max_tokens=300, temperature=0.2)
+        finally:  # closed in this test's event loop
+            await OPENED.pop().aclose()
     body = fake.received[0].body
     assert (body["max_tokens"], "temperature" in body, "top_p" in body) == (300, False, False)
 
@@ -81,7 +86,10 @@ async def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperat
     fake.answer(OPENAI.text("Hi.", model="o3-mini"))
     async with served(fake) as url:
         provider = provider_for(OPENAI, url, model="o3-mini")
-        await provider.complete([Message("user", "hi")], max_tokens=300, temperature=0.2)
+        try:
+            await provider.complete([Message("user", "hi")], max_tokens=300, temperature=0.2)
+        finally:  # closed in this test's event loop
+            await OPENED.pop().aclose()
     body = fake.received[0].body
     assert (body["max_completion_tokens"], "max_tokens" in body, "temperature" in body) == (300, False, False)
 
