@@ -67,7 +67,8 @@ class Instant:
         self.left = rounds
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
-                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+                       max_tokens: int = 1024, json_output: bool = False, temperature: float | None = None,
+                       top_p: float | None = None) -> Reply:
         if self.left <= 0:
             return Reply("done", (), "end", Usage(), "instant")
         self.left -= 1

@@ -174,6 +174,7 @@ BUILTIN_TOOLS = {
     "hermes_agent_run", "hermes_trace_list", "hermes_trace_get", "hermes_feedback", "hermes_artifact_read",
     *(f"hermes_memory_{op}" for op in
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),
+    "hermes_time_resolve",
 }
 
 

@@ -4,7 +4,8 @@
         "plan my week", profile, ctx, session_id=None)
 
 1. Hold the session's lock (a second writer gets "session busy" at once).
-2. Recall the caller's memories for the task, once, so the prompt prefix stays stable.
+2. Recall the caller's memories for the task and what the session is about, once, so the prompt prefix
+   stays stable; only those above ``recall_min_score``, as related background (``background.py``).
 3. Build the request within the profile's token budget: instructions, memories, the session's
    summary, its last ``window`` messages, the task (``context.py``).
 4. Offer only the tools the caller may use and the profile allows; the agent's own tools are never
@@ -33,13 +34,16 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import anyio
 
 from hermes_hub.agent.artifacts import Artifacts
+from hermes_hub.agent.background import background
 from hermes_hub.agent.calls import CallRecord, Calls, Tools
-from hermes_hub.agent.context import Budget, build_request, tokens
+from hermes_hub.agent.completion import ask, finish, settings
+from hermes_hub.agent.context import Budget, build_request, time_note, tokens
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
@@ -50,7 +54,8 @@ from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.masking import MASKER, Masker
-from hermes_hub.memory import Memories, RecallQuery
+from hermes_hub.memory import Memories
+from hermes_hub.memory.timeparse.zones import zone
 from hermes_hub.models import Message, Provider, ProviderError, ToolSpec
 from hermes_hub.models.sampling import SamplingProvider
 from hermes_hub.sessions import Sessions
@@ -59,7 +64,8 @@ from hermes_hub.toolsets.search import top_tools
 
 log = logging.getLogger("hermes_hub.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
-STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error")
+STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error",
+                "length")  # length: the answer was cut by max_tokens, also after one continuation
 
 
 @dataclass
@@ -171,8 +177,11 @@ class Agent:
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
                       transcript: list[dict[str, Any]], model: Provider) -> None:
         uid = ctx.caller.user_id
-        memories = await self._recall(uid, task)
         session = await self.sessions.get(uid, run.session_id)
+        # issue 20 (context): background for the task and what the session is about, above the floor
+        title = session.title or ""
+        about = session.summary if title == task[:80] else f"{title}. {session.summary}"
+        found = await background(self.memories, uid, task, about=about, floor=profile.recall_min_score)
         history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
                                                newest_first=True)).messages if profile.window else []
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
@@ -183,12 +192,16 @@ class Agent:
         tools = await top_tools(tools, task, profile.max_tools)
         by_name = {t.name: t for t in tools}
         specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
+        resolver = next((t.name for t in tools if t.name.endswith("time_resolve")
+                         and (t.meta or {}).get(ORIGIN_META, {}).get("server") == "hermes"), None)
         system, messages, sizes = build_request(
-            Budget(profile.context_tokens), render(profile.parts, specs), memories, session.summary,
-            list(reversed(history)), task, specs)
+            Budget(profile.request_tokens), render(profile.parts, specs), found.lines, session.summary,
+            list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver))
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
-                  memories=len(memories))
+                  memories=len(found.ids), memory_ids=found.ids, memory_relevance=found.relevance,
+                  memories_below_floor=found.below_floor, request_tokens=profile.request_tokens,
+                  context_window=profile.context_window, **settings(profile))
         results: list[str] = []
         declined = False
         prompts = PromptLog(self.masker)
@@ -202,7 +215,7 @@ class Agent:
             prompt = prompts.request(system, messages, specs)  # at request time: also a request that fails
             asked = time.perf_counter()
             try:
-                reply = await model.complete(messages, system=system, tools=specs)
+                reply = await ask(model, messages, system, specs, profile)  # the profile's settings
             except ProviderError as e:
                 error = self.masker.text(str(e))  # a provider's message may quote what it was sent
                 run.event("request", round=round_no, provider=model.name, error=error, messages=len(messages),
@@ -216,9 +229,14 @@ class Agent:
                       tool_calls=len(reply.tool_calls), prompt=prompt, response=prompts.response(reply))
             run.input_tokens += reply.usage.input_tokens
             run.output_tokens += reply.usage.output_tokens
-            if not reply.tool_calls:
-                run.answer = reply.text
-                run.stop_reason = "declined" if declined else "answered"
+            if not reply.tool_calls:  # issue 20: an answer cut by max_tokens is continued once, or said to be cut
+                run.answer, cut, more = await finish(model, messages, system, profile, reply, lambda **f: run.event(
+                    "request", round=round_no, provider=model.name, **{k: self.masker.text(v) if k == "error" else v
+                                                                      for k, v in f.items()}))
+                if more is not None:
+                    run.input_tokens += more.usage.input_tokens
+                    run.output_tokens += more.usage.output_tokens
+                run.stop_reason = "length" if cut else "declined" if declined else "answered"
                 return
             messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
             estimate += tokens(reply.text) + sum(tokens(json.dumps(c.arguments)) for c in reply.tool_calls)
@@ -260,15 +278,14 @@ class Agent:
         run.answer = (f"Not finished: I used all {profile.max_rounds} rounds. Done so far: "
                       f"{', '.join(c.name for c in run.tool_calls) or 'no tool calls'}.")
 
-    async def _recall(self, user_id: str, task: str) -> list[str]:
-        if self.memories is None:
-            return []
-        try:
-            items = await self.memories.recall(user_id, RecallQuery(task[:2000], limit=5, sources=("memories",)))
-        except HubError as e:  # memory is help, never a reason to fail a run
-            log.warning("recall for an agent run failed: %s", e)
-            return []
-        return [i.text for i in items]
+
+
+def _now(profile: Profile) -> datetime:
+    """The current time in the person's zone (``agent.timezone``; the hub keeps no per-user zone)."""
+    try:
+        return datetime.now(zone(profile.timezone))
+    except ValueError:  # validated in hub.json; a zone removed from the system since falls back
+        return datetime.now().astimezone()
 
 
 async def _progress(ctx: CallContext, value: int, total: int, message: str) -> None:

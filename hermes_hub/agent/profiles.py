@@ -12,6 +12,7 @@ from fnmatch import fnmatchcase
 from hermes_hub.agent.instructions import DEFAULT, Parts
 from hermes_hub.config import AgentProfile, AgentSection, HubConfig
 from hermes_hub.errors import UnknownName
+from hermes_hub.models.windows import window
 
 DEFAULT_INSTRUCTIONS = DEFAULT.role  # a profile's ``instructions`` replace this part (role and goal)
 
@@ -31,6 +32,20 @@ class Profile:
     max_tools: int = 40  # more allowed tools than this: offer the task's top tools (agent.max_tools)
     parts: Parts = DEFAULT  # the instructions' parts (``instructions.py``); ``instructions`` is the role
     parallel: tuple[str, ...] = ()  # tool globs that may run at once beside read-only tools (agent.parallel_tools)
+    temperature: float | None = 0.2  # what each request asks of the model (None: the vendor's default)
+    top_p: float | None = None
+    max_tokens: int = 4096  # the longest answer of one request
+    context_window: int | None = None  # the model's window (agent.context_window, else known for usual models)
+    timezone: str | None = None  # the person's (agent.timezone); None: the machine's
+    recall_min_score: float = 0.0  # memories less relevant than this are not given to the run
+
+    @property
+    def request_tokens(self) -> int:
+        """What one request may take: ``context_tokens``, less when the window would leave the answer
+        less than ``max_tokens``."""
+        if self.context_window is None:
+            return self.context_tokens
+        return max(0, min(self.context_tokens, self.context_window - self.max_tokens))
 
     def offers(self, tool: str) -> bool:
         if any(fnmatchcase(tool, g) for g in self.deny):
@@ -62,8 +77,14 @@ def resolve(config: HubConfig, name: str) -> Profile:
         window=d.window if entry.window is None else entry.window,
         confirm=tuple(entry.confirm if entry.confirm is not None else d.confirm),
         max_tool_result_tokens=entry.max_tool_result_tokens or d.max_tool_result_tokens,
-        settings=config.model_settings(name),
+        settings=(settings := config.model_settings(name)),
         max_tools=d.max_tools,
         parts=DEFAULT.over(**{**entry.prompt.model_dump(), "role": entry.prompt.role or entry.instructions}),
         parallel=tuple(d.parallel_tools),
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        max_tokens=settings.max_tokens,
+        context_window=settings.context_window or window(settings.provider, settings.model),
+        timezone=d.timezone,
+        recall_min_score=d.recall_min_score,
     )

@@ -47,6 +47,36 @@ def agent_line(cfg: HubConfig) -> str:
     return f"agent: {model}; profiles: {', '.join(sorted({'default', *cfg.agents}))}"
 
 
+def settings_lines(cfg: HubConfig) -> list[str]:
+    """The model settings in force for each profile (issue 20): what every request asks, and its budget."""
+    if cfg.agent.provider is None:
+        return []
+    from hermes_hub.agent.profiles import resolve
+    from hermes_hub.memory.timeparse.zones import machine_zone, zone_name
+
+    zone = cfg.agent.timezone or f"the machine's ({zone_name(machine_zone())})"
+    out = []
+    for name in sorted({"default", *cfg.agents}):
+        p = resolve(cfg, name)
+        s = p.settings
+        window = (f"{p.context_window}" + ("" if s.context_window else " (known for this model)")
+                  if p.context_window else "unknown (set agent.context_window)" if s.provider in ("anthropic", "openai")
+                  else "the host's" if s.provider == "sampling" else "none")
+        sent = ""
+        if s.provider == "anthropic" and s.model:
+            from hermes_hub.models.anthropic import samples
+
+            sent = "" if samples(s.model) else f" (not sent: {s.model} takes no sampling settings)"
+        out.append(f"model settings ({name}): temperature {_unset(p.temperature)}, top_p {_unset(p.top_p)}{sent}, "
+                   f"max_tokens {p.max_tokens}, context_window {window}, request budget {p.request_tokens} tokens")
+    out.append(f"agent time and memory: timezone {zone}; recall_min_score {cfg.agent.recall_min_score:g}")
+    return out
+
+
+def _unset(v: float | None) -> str:
+    return "unset (the vendor's default)" if v is None else f"{v:g}"
+
+
 def agent_problems(cfg: HubConfig) -> tuple[list[str], list[str]]:
     """(problems, warnings): what stops the configured model from answering, a script file that is missing
     or malformed; for a vendor, a key found neither in hub.json nor in the environment is only a warning
@@ -123,4 +153,6 @@ def check(config: str | None, config_opt: str, no_start: bool) -> None:
         fail(f"{path}: the model in 'agent' cannot answer (see above)")
     click.echo(memory_line(cfg))
     click.echo(agent_line(cfg))
+    for line in settings_lines(cfg):
+        click.echo(line)
     click.echo(f"{path}: OK, {len(cfg.enabled())} of {len(cfg.mcp_servers)} servers enabled")

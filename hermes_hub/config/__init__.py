@@ -8,6 +8,7 @@
 from hermes_hub.config.document import FOREIGN_SERVER_KEYS, FOREIGN_TOP_KEYS, load_config, parse_config
 from hermes_hub.config.sections import (
     MODEL_KEYS,
+    REQUEST_KEYS,
     PREFIX_RE,
     AgentProfile,
     AnnotationsOverride,
@@ -25,6 +26,7 @@ from hermes_hub.config.sections import (
     ToolsetConfig,
 )
 
-__all__ = ["FOREIGN_SERVER_KEYS", "FOREIGN_TOP_KEYS", "MODEL_KEYS", "PREFIX_RE", "AgentProfile", "AgentSection",
-           "AnnotationsOverride", "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerAuth", "ServerConfig",
-           "StorageSection", "TokenEntry", "ToolFilter", "ToolOverride", "ToolsetConfig", "load_config", "parse_config"]
+__all__ = ["FOREIGN_SERVER_KEYS", "FOREIGN_TOP_KEYS", "MODEL_KEYS", "PREFIX_RE", "REQUEST_KEYS", "AgentProfile",
+           "AgentSection", "AnnotationsOverride", "AuthSection", "HubConfig", "HubSection", "MemorySection", "ServerAuth",
+           "ServerConfig", "StorageSection", "TokenEntry", "ToolFilter", "ToolOverride", "ToolsetConfig", "load_config",
+           "parse_config"]

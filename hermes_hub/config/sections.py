@@ -123,6 +123,13 @@ class AgentSection(_Strict):
     max_tools: int = Field(40, ge=1, le=1000)  # more allowed tools than this: the model gets the task's top tools
     parallel_tools: list[str] = Field(default_factory=list)  # tool globs that may run at once (read-only ones always may)
     max_concurrent: int = Field(16, ge=1, le=10_000)  # agent runs executing at once in this hub; more wait their turn
+    # issue 20: what each request asks of the model, the person's time, and which memories it is given
+    temperature: float | None = Field(0.2, ge=0, le=2)  # None: the vendor's default; low keeps tool calls stable
+    top_p: float | None = Field(None, gt=0, le=1)  # None: not sent
+    max_tokens: int = Field(4096, ge=16, le=200_000)  # the longest answer one request may produce
+    context_window: int | None = Field(None, ge=1000)  # the model's window; None: known for usual models
+    timezone: str | None = None  # IANA name, e.g. "Asia/Shanghai"; None: the machine's
+    recall_min_score: float = Field(0.55, ge=0, le=1)  # memories less relevant than this are not given to a run
     _base_dir: Path | None = PrivateAttr(None)  # hub.json's folder, set by parse_config
 
     def problems(self) -> list[tuple[str, str]]:
@@ -133,7 +140,17 @@ class AgentSection(_Strict):
         if self.provider in ("anthropic", "openai") and not self.model:
             example = "claude-sonnet-4-5" if self.provider == "anthropic" else "gpt-4o-mini"
             return [("agent.model", f"provider '{self.provider}' needs 'model', e.g. \"{example}\"")]
+        if self.context_window is not None and self.max_tokens >= self.context_window:
+            return [("agent.max_tokens", f"max_tokens ({self.max_tokens}) leaves no room for the request in "
+                     f"context_window ({self.context_window}); lower max_tokens or raise context_window")]
         return []
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, v: str | None) -> str | None:
+        if v is not None:
+            known_zone(v)
+        return v
 
     @property
     def script_path(self) -> Path | None:
@@ -144,6 +161,19 @@ class AgentSection(_Strict):
 
 
 MODEL_KEYS = ("provider", "model", "base_url", "api_key", "script", "timeout", "max_retries")
+REQUEST_KEYS = ("temperature", "top_p", "max_tokens", "context_window")  # per request: no new client
+
+
+def known_zone(name: str) -> str:
+    """``name`` if it is an IANA timezone this machine knows, else a ValueError saying what to write."""
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown timezone {name!r}; use an IANA name such as 'Europe/Berlin', "
+                         f"'America/New_York' or 'Asia/Shanghai'") from None
+    return name
 
 
 class InstructionParts(_Strict):
@@ -174,6 +204,10 @@ class AgentProfile(_Strict):
     script: str | None = None
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0, le=10)
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, ge=16, le=200_000)
+    context_window: int | None = Field(None, ge=1000)
 
     instructions: str = ""  # the profile's system prompt, including when its task counts as done
     tools: ToolFilter = Field(default_factory=ToolFilter)  # globs over public tool names
@@ -263,7 +297,8 @@ class HubConfig(_Strict):
     def model_settings(self, profile: str) -> AgentSection:
         """``agent`` with the model keys profile ``profile`` overrides (``agent`` itself when it overrides none)."""
         entry = self.agents.get(profile)
-        changes = {k: v for k in MODEL_KEYS if entry is not None and (v := getattr(entry, k)) is not None}
+        changes = {k: v for k in (*MODEL_KEYS, *REQUEST_KEYS)
+                   if entry is not None and (v := getattr(entry, k)) is not None}
         if changes.get("provider") not in (None, self.agent.provider) and "model" not in changes:
             changes["model"] = None  # another vendor's model name would not do
         return self.agent.model_copy(update=changes) if changes else self.agent

@@ -36,6 +36,7 @@ from hermes_hub.builtins.artifact_tools import artifact_items
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
 from hermes_hub.builtins.memory_tools import memory_items
+from hermes_hub.builtins.time_tools import time_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
@@ -99,6 +100,7 @@ class Hub(Reports):
                           *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
+        self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
         self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open

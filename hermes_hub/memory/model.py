@@ -53,6 +53,7 @@ class RecallItem(BaseModel):
     event_time: datetime | None = None
     superseded_by: str | None = None
     kind: str | None = None
+    confidence: float | None = None  # a memory's: how sure its writer was
     role: str | None = None
     flags: list[str] = Field(default_factory=list)
 

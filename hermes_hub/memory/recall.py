@@ -163,7 +163,7 @@ def _memory_score(rec: MemoryRecord, score: float, now: datetime, half_life_days
 def _memory_item(rec: MemoryRecord, score: float) -> RecallItem:
     return RecallItem(source="memory", memory_id=rec.id, text=rec.text, score=score,
                       created_at=rec.created_at, event_time=rec.event_time, superseded_by=rec.superseded_by,
-                      kind=rec.kind, flags=list(rec.flags))
+                      kind=rec.kind, confidence=rec.confidence, flags=list(rec.flags))
 
 
 def _message_item(row: tuple[Any, ...], score: float) -> RecallItem:

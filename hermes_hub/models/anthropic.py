@@ -10,6 +10,7 @@ one user turn.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +29,8 @@ from hermes_hub.models.base import (
 from hermes_hub.models.vendor import VendorProvider
 
 log = logging.getLogger(__name__)
+CLAUDE = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-(?P<major>[0-9])(?:-(?P<minor>[0-9])(?![0-9]))?"
+                    r"|(?P<old>[0-9])(?:-[0-9])?-(?:opus|sonnet|haiku))")
 _STOP = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_use", "max_tokens": "max_tokens",
          "model_context_window_exceeded": "max_tokens"}
 
@@ -41,15 +44,29 @@ class AnthropicProvider(VendorProvider):
         return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
-                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+                       max_tokens: int = 1024, json_output: bool = False, temperature: float | None = None,
+                       top_p: float | None = None) -> Reply:
         system = with_json_instruction(system) if json_output else system
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": wire_messages(messages)}
+        if samples(self.model):  # the SDK no longer names them: they go in the body as the API reads them
+            # Claude 4.x takes one of the two: a top_p someone set wins over the default temperature
+            chosen = {"top_p": top_p} if top_p is not None else \
+                {"temperature": min(temperature, 1.0)} if temperature is not None else {}  # the API's range: 0-1
+            if chosen:
+                params["extra_body"] = chosen
         if system:
             params["system"] = system
         if tools:
             params["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                                for t in tools]
         return await self.send(self._client.messages.create, params, lambda r: _reply(r, self.model, json_output), len(tools))
+
+
+def samples(model: str) -> bool:
+    """Whether ``model`` takes temperature and top_p: Claude before Opus 4.7 and generation 5, which refuse
+    them ("temperature is deprecated for this model"); a name not read here gets the API's default."""
+    m = CLAUDE.search(model.lower())
+    return m is not None and (int(m["major"] or m["old"]), int(m["minor"] or 0)) < (4, 7)
 
 
 def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:

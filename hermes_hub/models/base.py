@@ -3,7 +3,8 @@
     reply = await provider.complete([Message("user", "hi")], system="Be brief.")
     reply.text, reply.tool_calls, reply.stop_reason, reply.usage
 
-A provider is one async method. Vendors' wire formats stay inside their modules (``anthropic.py``,
+A provider is one async method. ``max_tokens``, ``temperature`` and ``top_p`` are sent in each vendor's
+own terms (``None``: not sent, the vendor's default applies). Vendors' wire formats stay inside their modules (``anthropic.py``,
 ``openai.py``); the scripted provider answers from a file, for tests and the demo.
 """
 
@@ -56,7 +57,7 @@ class Usage:
 class Reply:
     text: str
     tool_calls: tuple[ToolCall, ...]
-    stop_reason: str  # "end" | "tool_use" | "max_tokens"
+    stop_reason: str  # "end" | "tool_use" | "max_tokens" (cut by the length limit)
     usage: Usage
     model: str  # the model that answered, as the vendor names it
     reasoning: str = ""  # reasoning text the model returned beside its answer (kept in the run's trace)
@@ -86,6 +87,8 @@ class Provider(Protocol):
         tools: Sequence[ToolSpec] = (),
         max_tokens: int = 1024,
         json_output: bool = False,
+        temperature: float | None = None,
+        top_p: float | None = None,
     ) -> Reply: ...
 
     async def aclose(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ from hermes_hub.models.base import (
 from hermes_hub.models.vendor import VendorProvider
 
 log = logging.getLogger(__name__)
+# OpenAI's reasoning models refuse max_tokens and any temperature but the default
+REASONING = re.compile(r"(?:[\w.-]*/)?(?:o[1-9](?![0-9])|gpt-5)")
 _STOP = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
 
 
@@ -39,10 +42,16 @@ class OpenAIProvider(VendorProvider):
         return openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=cfg.timeout, max_retries=cfg.max_retries)
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
-                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
-        params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens,
+                       max_tokens: int = 1024, json_output: bool = False, temperature: float | None = None,
+                       top_p: float | None = None) -> Reply:
+        params: dict[str, Any] = {"model": self.model,
                                   "messages": wire_messages(with_json_instruction(system) if json_output else system,
                                                             messages)}
+        if REASONING.match(self.model):  # o1/o3/o4/gpt-5: max_completion_tokens, and no sampling settings
+            params["max_completion_tokens"] = max_tokens
+        else:
+            params["max_tokens"] = max_tokens  # what Ollama, vLLM and the other compatible servers read
+            params |= {k: v for k, v in (("temperature", temperature), ("top_p", top_p)) if v is not None}
         if tools:
             params["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                  "parameters": t.input_schema}} for t in tools]

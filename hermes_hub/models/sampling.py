@@ -45,13 +45,14 @@ class SamplingProvider:
         return False  # no host to ask outside a call: memory extraction and summaries are off
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
-                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+                       max_tokens: int = 1024, json_output: bool = False, temperature: float | None = None,
+                       top_p: float | None = None) -> Reply:
         if self.host.sample is None:
             raise ProviderError(f"agent.provider is 'sampling' but the calling host cannot be asked for a model "
                                 f"({self.host.why_not}); use a host that offers sampling, or set agent.provider to "
                                 f"anthropic, openai or scripted")
         params = types.CreateMessageRequestParams(
-            messages=_messages(messages), max_tokens=max_tokens,
+            messages=_messages(messages), max_tokens=max_tokens, temperature=temperature,  # no top_p in MCP
             system_prompt=with_json_instruction(system) if json_output else system,
             model_preferences=types.ModelPreferences(hints=[types.ModelHint(name=self.model_hint)])
             if self.model_hint else None,

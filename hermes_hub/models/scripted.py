@@ -18,6 +18,10 @@ answers with the first rule whose ``when`` matches and that is not used up::
 - ``times``: how many calls the rule may answer; unset, any number.
 - ``reasoning``: text returned as the model's reasoning beside the answer (as thinking models do).
 
+A text longer than the request's ``max_tokens`` (at four characters a token) is cut there and the
+reply's stop reason is ``max_tokens``, as a vendor's would be; ``temperature`` and ``top_p`` change
+nothing (a script is deterministic).
+
 A rule needs ``text``, ``json`` or ``tool_calls``. When no rule matches, the call fails with an error
 naming the file and the text that was searched.
 """
@@ -133,7 +137,8 @@ class ScriptedProvider:
         return f"<ScriptedProvider {self.name}>"
 
     async def complete(self, messages: list[Message], *, system: str | None = None, tools: Sequence[ToolSpec] = (),
-                       max_tokens: int = 1024, json_output: bool = False) -> Reply:
+                       max_tokens: int = 1024, json_output: bool = False, temperature: float | None = None,
+                       top_p: float | None = None) -> Reply:
         self._requests += 1
         searched = _newest_input(messages)
         for i, rule in enumerate(self._rules):
@@ -143,10 +148,13 @@ class ScriptedProvider:
                 self._left[i] -= 1
             calls = tuple(ToolCall(f"call_{self._requests}_{j}", c.name, dict(c.arguments))
                           for j, c in enumerate(rule.tool_calls, start=1))
-            text = rule.answer()
+            text, stop = rule.answer(), "tool_use" if calls else "end"
+            if len(text) > max_tokens * 4:  # its own terms: four characters a token, as it counts usage
+                text, stop = text[:max_tokens * 4], "max_tokens"
             read = sum(len(m.content) for m in messages) + len(system or "")
-            log.debug("%s: request %d answered by rule [%d]", self.name, self._requests, i)
-            return Reply(text, calls, "tool_use" if calls else "end",
+            log.debug("%s: request %d answered by rule [%d] (temperature %s: a script is deterministic)", self.name,
+                      self._requests, i, temperature)
+            return Reply(text, calls, stop,
                          Usage(input_tokens=read // 4, output_tokens=len(text) // 4), "scripted",
                          reasoning=rule.reasoning or "")
         used_up = sum(1 for n in self._left if n == 0)
