@@ -50,8 +50,8 @@ async def listed(url: str, token: str) -> bool:
         return "crm_account" in {t.name for t in (await host.list_tools()).tools}
 
 
-def hub_config(tmp_path: Path, url: str) -> dict[str, Any]:
-    return {"mcpServers": {"crm": {"url": url, "per_user": True, "startup_timeout": 10}},
+def hub_config(tmp_path: Path, url: str, **servers: Any) -> dict[str, Any]:
+    return {"mcpServers": {"crm": {"url": url, "per_user": True, "startup_timeout": 10}, **servers},
             "storage": {"url": f"sqlite:///{tmp_path / 'hub.db'}"},
             "auth": {"tokens": [{"token": "hub-token-of-root-0123456789", "user": "root", "role": "admin"}]}}
 
@@ -88,7 +88,8 @@ async def test_each_user_calls_through_their_own_grant_and_one_without_is_told_t
 
 async def test_any_user_connects_their_own_account_on_the_status_page_and_only_their_own(tmp_path):
     protected = Protected()
-    async with (serving(protected) as url, serve_process(hub_config(tmp_path, url), tmp_path) as served,
+    async with (serving(protected) as url,
+                serve_process(hub_config(tmp_path, url, shared={"url": url}), tmp_path) as served,
                 httpx2.AsyncClient(timeout=30) as dave_browser, httpx2.AsyncClient(timeout=30) as erin_browser):
         base = served.url.removesuffix("/mcp")
         tokens = {user: await token_of(served, user) for user in ("dave", "erin")}
@@ -98,9 +99,12 @@ async def test_any_user_connects_their_own_account_on_the_status_page_and_only_t
 
         page = (await dave_browser.get(f"{base}/status")).text
         assert "Connect crm" in page and "hermes-hub login crm --user dave" in page
+        assert "Connect shared" not in page  # the hub's shared grant acts for everyone: an admin's to give
         csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
         refused = await dave_browser.post(f"{base}/status/servers/crm/connect", data={"csrf": "wrong"})
         assert refused.status_code == 403 and "CSRF" in refused.text
+        shared = await dave_browser.post(f"{base}/status/servers/shared/connect", data={"csrf": csrf})
+        assert shared.status_code == 403 and "only admins" in shared.text
 
         pressed = await dave_browser.post(f"{base}/status/servers/crm/connect", data={"csrf": csrf})
         assert pressed.status_code == 303 and pressed.headers["location"].startswith(f"{protected.base}/authorize")
