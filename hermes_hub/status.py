@@ -94,10 +94,12 @@ def accounts_status(accounts: Accounts, catalog: Catalog, viewer: Identity) -> d
 
 
 async def add_accounts(pool: Pool, servers: list[dict[str, Any]], viewer: Identity) -> None:
-    """Each ``per_user`` server of ``servers`` gets ``account``: whether ``viewer``'s own is connected, or how."""
+    """Each ``per_user`` server of ``servers`` gets ``account``: whether ``viewer``'s own is connected, or how;
+    ``connect``: the viewer may sign their own account in (an OAuth server they have no working grant for)."""
     for s in servers:
         if isinstance(conn := pool.connections.get(s["name"]), Accounts):
             s["account"] = await conn.account(viewer.user_id)
+            s["connect"] = conn.signs_in and "hermes-hub login" in s["account"]
 
 
 def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity) -> dict[str, Any]:

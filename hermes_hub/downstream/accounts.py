@@ -7,15 +7,17 @@ A user's connection (a child process for stdio, an HTTP session for remote serve
 first call, read or prompt, with every ``${secret:NAME}`` of the server's ``env`` and ``headers`` filled
 from *their* secrets in the vault (read again at each start, so a secret set meanwhile is used by the
 next one); it stops after ``idle_stop`` seconds without use, and ``max_children`` bounds how many run
-at once. A call is only ever served by its caller's own connection: a user without the secrets gets
-"connect your account" and how, never a connection of someone else. Each connection is supervised
+at once. An OAuth server's connection presents its user's own grant (``hermes-hub login NAME --user
+USER``, or Connect on the status page). A call is only ever served by its caller's own connection: a
+user without the secrets, or without a grant, gets "connect your account" and how, never a connection
+of someone else. Each connection is supervised
 as any other (restarts, backoff, health checks).
 
 What is listed: the tools, resources and prompts of the newest connection that became READY. At start
 the hub learns them from one connection started with every secret empty (``probe``), stopped once
 listed. A server that does not start without its secrets lists nothing until a user connects; while
-nothing is listed the hub looks every ``LEARN_SECONDS`` for a user who has set every secret, and
-starts that user's connection to learn the list.
+nothing is listed the hub looks every ``LEARN_SECONDS`` for a user who has set every secret (and, for
+an OAuth server, holds a grant), and starts that user's connection to learn the list.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from hermes_hub.call import CallContext, Identity
 from hermes_hub.config import ServerConfig
 from hermes_hub.config.sections import SECRET_KIND
 from hermes_hub.downstream.connection import Connection, State
-from hermes_hub.downstream.grants import Grants
+from hermes_hub.downstream.grants import SHARED, Grants
+from hermes_hub.downstream.oauth import login_command, signs_in
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady
 from hermes_hub.vault import Vault
 
@@ -58,6 +61,15 @@ class NeedsAccount(DownstreamError):
                                  f"you have not set your secret {names}. Set it with `hermes-hub secret set {first}` "
                                  f"(or under Your secrets on the hub's status page); your next call uses it",
                          types.INVALID_REQUEST)
+
+
+class NeedsSignIn(DownstreamError):
+    """The caller has not signed in to their own account of a ``per_user`` OAuth server (no grant)."""
+
+    def __init__(self, server: str, user: str) -> None:
+        super().__init__(server, f"connect your account: this server runs with each user's own account and you "
+                                 f"have not signed in to it. Run `{login_command(server, user)}` (or press Connect "
+                                 f"{server} on the hub's status page); your next call uses it", types.INVALID_REQUEST)
 
 
 class MissingSecret(HubError):
@@ -134,12 +146,21 @@ class Accounts:
         if own is not None and own.conn.ready:
             return "connected"
         try:
-            await self._secrets(user)
+            await self._credentials(user)
         except NeedsAccount as e:
             return f"connect your account: `hermes-hub secret set {e.missing[0]}` (or under Your secrets on the status page)"
+        except NeedsSignIn:
+            return f"connect your account: `{login_command(self.name, user)}` (or press Connect {self.name} below)"
         except HubError:
             return "cannot read your secrets: ask the hub's admin"
+        if own is not None and own.conn.state is State.NEEDS_AUTH:  # their grant stopped working (a failed refresh)
+            return f"sign in again: `{login_command(self.name, user)}` (or press Connect {self.name} below)"
         return own.conn.describe_state().lower() if own is not None else "not started (starts on your first call)"
+
+    @property
+    def signs_in(self) -> bool:
+        """Each user's connection presents that user's OAuth grant (a remote server without a static header)."""
+        return self._grants is not None and signs_in(self.cfg)
 
     def poke(self) -> None:
         """A secret was set: look again (a server with nothing listed yet may now learn its list)."""
@@ -176,7 +197,7 @@ class Accounts:
         finally:
             self._probing = False
         if not self.listed:
-            self.error = (f"nothing listed yet: started without any user's secrets it did not become ready "
+            self.error = (f"nothing listed yet: started without any user's credentials it did not become ready "
                           f"({conn.error or conn.describe_state()}); its tools are listed once a user has connected")
 
     async def _reap(self) -> None:
@@ -197,18 +218,22 @@ class Accounts:
                 await self._wake.wait()
 
     async def _learn(self) -> None:
-        """Nothing listed: start the connection of a user who has set every secret, to learn the list."""
+        """Nothing listed: start the connection of a user who has set every secret (and holds a grant, for an
+        OAuth server), to learn the list."""
         needed = set(self.cfg.secret_names)
-        if not needed or any(not a.conn.settled or a.conn.ready for a in self.users.values()):
+        if not (needed or self.signs_in) or any(not a.conn.settled or a.conn.ready for a in self.users.values()):
             return
         try:
-            names = await self._vault().names(kind=SECRET_KIND)
+            names = await self._vault().names(kind=SECRET_KIND) if needed else []
+            holders = set(await self._grants.holders(self.name)) - {SHARED} if self._grants and self.signs_in else None
         except HubError:
             return
-        have: dict[str, set[str]] = {}
+        have: dict[str, set[str]] = {user: set() for user in holders or ()}
         for n in names:
             have.setdefault(n.user_id, set()).add(n.name)
         for user, owned in sorted(have.items()):
+            if holders is not None and user not in holders:
+                continue
             if needed <= owned and user not in self.users and len(self.users) < self.cfg.max_children:
                 log.info("[%s] starting the connection of user %s to learn the server's tools", self.name, user)
                 self._start(user)
@@ -267,6 +292,15 @@ class Accounts:
             raise NeedsAccount(self.name, missing)
         return values
 
+    async def _credentials(self, user: str) -> None:
+        """Raise "connect your account" (``NeedsAccount``, ``NeedsSignIn``) unless ``user`` has set every secret
+        and, for an OAuth server, holds a grant of their own (the hub's shared one never stands in)."""
+        await self._secrets(user)
+        if self._grants is not None and self.signs_in:
+            grant = (await self._grants.load(user, self.name)).grant
+            if grant is None or grant.tokens is None:
+                raise NeedsSignIn(self.name, user)
+
     @asynccontextmanager
     async def _own(self, caller: Identity) -> AsyncIterator[Connection]:
         """The caller's READY connection (started if need be), counted as in use while the block runs."""
@@ -276,7 +310,7 @@ class Accounts:
             await self._stop(user)
             acct = None
         if acct is None:
-            await self._secrets(user)  # NeedsAccount: "connect your account", before anything starts
+            await self._credentials(user)  # "connect your account", before anything starts
             acct = self.users.get(user) or self._start(user)  # another call of theirs may have started it meanwhile
         acct.in_flight += 1
         try:

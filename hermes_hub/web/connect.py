@@ -1,12 +1,14 @@
 """The status page's **Connect**: sign the hub in to an OAuth-protected server through the served hub.
 
-    POST /status/servers/{name}/connect     (admin, CSRF) -> 303 to the server's authorization page
+    POST /status/servers/{name}/connect     (CSRF) -> 303 to the server's authorization page
     GET  /status/oauth/callback/{name}       where the authorization server sends the browser back
 
 The flow is the one ``hermes-hub login`` runs (``downstream.signin``), with the hub's own callback URL as
 its redirect. The Connect request keeps the flow running after its 303 has been sent (an ASGI app may go
 on after its response), bounded by ``PATIENCE``. A callback is taken only with the ``state`` of a flow
-this replica started, from the same status-page user who pressed Connect. Codes are never logged.
+this replica started, from the same status-page user who pressed Connect. A shared server's grant acts
+for every user, so only an admin may connect it; on a ``per_user`` server any logged-in user connects
+their own account (the grant is stored under them). Codes are never logged.
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
 
     def _context(viewer: Viewer, data: dict[str, Any]) -> dict[str, Any]:
         return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour,
+                "own_csrf": access.csrf(viewer),  # for what any viewer may do to their own: Connect a per_user server
                 "logins": access.tokens_required}  # without tokens there is nothing to log out of
 
     async def page(request: Request) -> Response:

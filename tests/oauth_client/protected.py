@@ -4,7 +4,8 @@ server on the same origin, served over real HTTP on a free port.
 It speaks the wire formats the MCP authorization spec names: 401 with ``WWW-Authenticate: Bearer
 resource_metadata=...`` (RFC 9728), protected-resource and authorization-server metadata (RFC 8414),
 dynamic registration (RFC 7591), authorization code with PKCE S256 (auto-approved: the "person" consents
-at once), refresh tokens (rotated). Knobs the tests turn: ``expires_in``, ``refresh_ok``, ``revoke_access()``.
+at once, as the account the browser names in ``account=``, default ``crm-user``), refresh tokens
+(rotated); its tool ``account`` answers whose account the presented access token belongs to. Knobs the tests turn: ``expires_in``, ``refresh_ok``, ``revoke_access()``.
 Every secret it hands out is kept in ``issued`` so a test can look for it where it must not be.
 """
 
@@ -22,6 +23,7 @@ from urllib.parse import urlencode
 import anyio
 import uvicorn
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -37,6 +39,7 @@ class Protected:
         self.base = ""
         self.clients: dict[str, list[str]] = {}  # client_id -> redirect URIs
         self.codes: dict[str, tuple[str, str, str]] = {}  # code -> (client_id, challenge, redirect_uri)
+        self.subjects: dict[str, str] = {}  # code, access or refresh token -> the account it acts for
         self.access: dict[str, float] = {}  # access token -> expiry (time.time())
         self.refresh: set[str] = set()
         self.issued: list[str] = []  # every code, access and refresh token handed out
@@ -81,10 +84,12 @@ class Protected:
         self.authorizations += 1
         code = self._secret("code")
         self.codes[code] = (q["client_id"], q["code_challenge"], q["redirect_uri"])
+        self.subjects[code] = q.get("account", "crm-user")[:64]  # the account the person signed in with
         return RedirectResponse(f"{q['redirect_uri']}?{urlencode({'code': code, 'state': q['state']})}", 302)
 
     async def _token(self, request: Request) -> Response:
         form = await request.form()
+        subject = self.subjects.pop(str(form.get("code") or form.get("refresh_token")), "")
         if form.get("grant_type") == "authorization_code":
             client_id, challenge, redirect_uri = self.codes.pop(str(form.get("code")), ("", "", ""))
             verifier = str(form.get("code_verifier", ""))
@@ -102,6 +107,7 @@ class Protected:
         access, refresh = self._secret("at"), self._secret("rt")
         self.access[access] = time.time() + self.expires_in
         self.refresh.add(refresh)
+        self.subjects[access] = self.subjects[refresh] = subject
         return JSONResponse({"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in,
                              "refresh_token": refresh, "scope": "crm:read"})
 
@@ -114,6 +120,12 @@ class Protected:
         def whoami() -> str:
             """Who the hub is signed in as."""
             return "signed in to the CRM"
+
+        @mcp.tool()
+        def account(ctx: Context) -> str:
+            """Whose CRM account the hub's access token belongs to."""
+            token = ((ctx.headers or {}).get("authorization") or "").removeprefix("Bearer ")
+            return f"account of {self.subjects.get(token, '(nobody)')}"
 
         inner = mcp.streamable_http_app(stateless_http=True)
         outer = Starlette(routes=[
