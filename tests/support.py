@@ -94,6 +94,26 @@ async def until(check: Callable[[], Awaitable[T] | T], timeout: float | None = 3
             await anyio.sleep(every)  # poll interval only; bounded above
 
 
+@asynccontextmanager
+async def serve_asgi(make: Callable[[str], Any], *, lifespan: str = "auto") -> AsyncIterator[str]:
+    """Serve the ASGI app ``make(base_url)`` (something at the edge of the world: a vendor's API, an OAuth
+    server) on a free loopback port; yields the base URL once it listens."""
+    import uvicorn
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = uvicorn.Server(uvicorn.Config(make(base), host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan=lifespan))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
+        try:
+            yield base
+        finally:
+            server.should_exit = server.force_exit = True  # do not wait for a slow answer still pending
+
+
 async def until_listed(host: Any, name: str, timeout: float | None = 30) -> None:
     """Wait until ``host`` (an MCP ``Client`` of a hub) lists the tool ``name``: servers join a hub's catalog
     as they become ready, and a host only sees that by listing."""

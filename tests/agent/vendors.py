@@ -11,13 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.support import free_port, until
+from tests.support import serve_asgi
 
 
 @dataclass
@@ -61,17 +60,8 @@ async def served(vendor: FakeVendor) -> AsyncIterator[str]:
 @asynccontextmanager
 async def serve_app(app: Any) -> AsyncIterator[str]:
     """Serve the ASGI ``app`` (a vendor's API) on a free port; yields its base URL (ending in /v1)."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                          lifespan="off"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
-        try:
-            yield f"http://127.0.0.1:{port}/v1"
-        finally:
-            server.should_exit = server.force_exit = True  # do not wait for a slow answer still pending
+    async with serve_asgi(lambda _: app, lifespan="off") as base:
+        yield f"{base}/v1"
 
 
 # Wire-format answers, as each vendor writes them.

@@ -20,8 +20,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlencode
 
-import anyio
-import uvicorn
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from starlette.applications import Starlette
@@ -29,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from tests.support import free_port, until
+from tests.support import serve_asgi
 
 
 class Protected:
@@ -160,14 +158,9 @@ class Protected:
 @asynccontextmanager
 async def serving(protected: Protected) -> AsyncIterator[str]:
     """Serve ``protected`` on a free port; yields the MCP URL (…/mcp) once it listens."""
-    port = free_port()
-    protected.base = f"http://127.0.0.1:{port}"
-    server = uvicorn.Server(uvicorn.Config(protected.app(), host="127.0.0.1", port=port, log_level="warning"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            await until(lambda: server.started, timeout=None, every=0.01)  # uvicorn has no event for it
-        try:
-            yield f"{protected.base}/mcp"
-        finally:
-            server.should_exit = server.force_exit = True
+    def make(base: str) -> Any:
+        protected.base = base
+        return protected.app()
+
+    async with serve_asgi(make) as base:
+        yield f"{base}/mcp"
