@@ -152,8 +152,9 @@ async def wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None
 
 
 async def tool_names(host: Any) -> set[str]:
-    """The names ``host`` (an MCP ``Client``) lists now."""
-    return {t.name for t in (await host.list_tools()).tools}
+    """The names ``host`` (an MCP ``Client``) lists now: asked afresh, past the SDK's response cache (a
+    2026-07-28 client keeps a list for the hub's ``ttlMs``; a test looking for a change looks again)."""
+    return {t.name for t in (await host.list_tools(cache_mode="refresh")).tools}
 
 
 @dataclass(frozen=True)

@@ -266,7 +266,7 @@ async def test_each_profile_is_a_prompt_that_hands_its_task_to_the_agent_and_fol
         data["agents"]["planner"] = {"instructions": "You plan my week.\nDone when every day has a plan."}
         (tmp_path / "hub.json").write_text(json.dumps(data))
         await hub.reload(load_config(cfg))
-        after = {p.name: p for p in (await host.list_prompts()).prompts}
+        after = {p.name: p for p in (await host.list_prompts(cache_mode="refresh")).prompts}  # past the ttl cache
     assert {"hermes_agent_default", "hermes_agent_careful"} <= set(listed)
     assert [a.name for a in listed["hermes_agent_careful"].arguments] == ["task", "session_id"]
     assert listed["hermes_agent_careful"].description.endswith("(careful profile): Ask before acting.")

@@ -52,7 +52,7 @@ def kill(conn: Connection, sig: int = signal.SIGKILL) -> int:
 
 
 async def tool_names(host: Client) -> list[str]:
-    return sorted(t.name for t in (await host.list_tools()).tools)
+    return sorted(t.name for t in (await host.list_tools(cache_mode="refresh")).tools)  # past the cache: see support
 
 
 def server(h: Hub, name: str) -> dict[str, Any]:

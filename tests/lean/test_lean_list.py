@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from tests.support import demo, serve_process
+from tests.support import BUILTIN_TOOLS, demo, serve_process
 
 pytestmark = pytest.mark.anyio
 META = ["hermes_tools_search", "hermes_tools_describe", "hermes_tools_call"]
@@ -66,7 +66,7 @@ async def test_a_toolset_gets_the_hubs_own_tools_only_by_naming_hermes_or_a_glob
                         found = text(await host.call_tool("hermes_tools_search", {"query": "hub status", "limit": 50}))
     own = [n for n in names["both"] if n.startswith("hermes_")]
     assert names["cal"] == ["hermes_memory_recall", *CALENDAR] and resources == []  # no hub:// resources either
-    assert len(own) == 24 and set(names["both"]) == {*own, *CALENDAR}
+    assert set(own) == BUILTIN_TOOLS and set(names["both"]) == {*own, *CALENDAR}
     assert set(names["picked"]) == {*CALENDAR, *(n for n in own if n.startswith("hermes_session_"))}
     assert names["cal_lazy"] == ["hermes_memory_recall", *META]
     assert {t["name"] for t in found["tools"]} <= {*CALENDAR, "hermes_memory_recall"}  # search stays in scope
