@@ -98,14 +98,7 @@ class HubProvider:
 
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: HubCode) -> OAuthToken:
-        grant = await self.grants.store.find_oauth_grant(authorization_code.grant_id)
-        try:
-            if grant is None:
-                raise GrantRefused("this sign-in was revoked; sign in again")
-            await self.grants.spend(authorization_code.code, grant, "authorization code")
-        except GrantRefused as e:
-            raise TokenError("invalid_grant", str(e)) from None
-        return await self._tokens(grant.id)
+        return await self._exchange(authorization_code.grant_id, authorization_code.code, "authorization code")
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> HubRefresh | None:
         found = await self.grants.load(refresh_token, "refresh", client.client_id)
@@ -117,11 +110,15 @@ class HubProvider:
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: HubRefresh,
                                      scopes: list[str]) -> OAuthToken:
-        grant = await self.grants.store.find_oauth_grant(refresh_token.grant_id)
+        return await self._exchange(refresh_token.grant_id, refresh_token.token, "refresh token")
+
+    async def _exchange(self, grant_id: str, secret: str, what: str) -> OAuthToken:
+        """Spend a code or refresh token of a live grant (a second use revokes it) for a new token pair."""
+        grant = await self.grants.store.find_oauth_grant(grant_id)
         try:
             if grant is None:
                 raise GrantRefused("this sign-in was revoked; sign in again")
-            await self.grants.spend(refresh_token.token, grant, "refresh token")
+            await self.grants.spend(secret, grant, what)
         except GrantRefused as e:
             raise TokenError("invalid_grant", str(e)) from None
         return await self._tokens(grant.id)
