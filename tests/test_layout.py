@@ -33,6 +33,7 @@ LAYERS: list[set[str]] = [
     {"identity", "sessions", "audit", "throttle", "vault"},  # domain services on the store
     {"models"},  # model providers: for the agent, memory, summaries and `check`
     {"downstream"},
+    {"pipeline"},  # the steps around every tool call: guards, limits, approvals, telemetry
     {"aggregation"},
     {"memory"},
     {"toolsets"},

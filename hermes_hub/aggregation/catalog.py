@@ -14,23 +14,19 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
 import mcp.types as types
 
 from hermes_hub.aggregation import apps
-from hermes_hub.aggregation.arguments import ArgumentCheck
-from hermes_hub.aggregation.filters import NameFilter, RoleFilter
-from hermes_hub.aggregation.namespace import Namespace, name_problem
-from hermes_hub.aggregation.overrides import Overrides
-from hermes_hub.aggregation.pins import Guard
-from hermes_hub.aggregation.retry import RetryPolicy
+from hermes_hub.aggregation.namespace import name_problem
 from hermes_hub.aggregation.shaping import Withheld, refusal, shaped
+from hermes_hub.aggregation.mounts import Collision, Entry, Mount  # Mount, Entry: re-exported
 from hermes_hub.aggregation.suggestions import did_you_mean
 from hermes_hub.aggregation.truncation import fit_result, rough_size
 from hermes_hub.call import CallContext, Identity, require, require_identity
+from hermes_hub.pipeline import Call, Pipeline
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
 log = logging.getLogger("hermes_hub.catalog")
@@ -39,72 +35,6 @@ ORIGIN_META = "hermes-hub/origin"
 # A description past this is served cut, with a marker: no host reads megabytes of it, some cannot
 # (the SDK's client refuses an SSE event over 1 MB), and everything the hub derives grows with it.
 MAX_DESCRIPTION_CHARS = 16_000
-
-
-class Source(Protocol):
-    """What the catalog needs of a server. ``Connection`` and the built-in tools both fit."""
-
-    name: str
-    tools: list[types.Tool]
-    resources: list[types.Resource]
-    templates: list[types.ResourceTemplate]
-    prompts: list[types.Prompt]
-
-    @property
-    def ready(self) -> bool: ...
-    def describe_state(self) -> str: ...
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
-                        ) -> types.CallToolResult | types.InputRequiredResult: ...
-    async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult: ...
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext,
-                         ) -> types.GetPromptResult: ...
-    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
-                       ctx: CallContext) -> types.CompleteResult: ...
-
-
-@dataclass(frozen=True)
-class Mount:
-    source: Source
-    namespace: Namespace
-    tool_filter: NameFilter = NameFilter()
-    config_path: str = ""  # where the fix goes, e.g. "mcpServers.notes"
-    access: Callable[[str, str], bool] = RoleFilter()  # (own tool name, caller's role) -> may use it
-    retry: RetryPolicy = RetryPolicy(retries=0)
-    roles: tuple[str, ...] | None = None  # who may see this server's resources and prompts (None: everyone)
-    overrides: Overrides = Overrides()  # what hub.json says instead of the server about its tools
-    guard: Guard | None = None  # pinned definitions (``guard.PinGuard``); None: nothing is pinned
-
-    def serves(self, caller: Identity) -> bool:
-        return caller.is_admin or self.roles is None or caller.role in self.roles
-
-    def offers(self, tool: str, caller: Identity) -> bool:
-        return self.access(tool, caller.role)
-
-
-@dataclass
-class Entry:
-    mount: Mount
-    original: str
-    item: Any  # the public copy: types.Tool | Prompt | Resource | ResourceTemplate
-    _check: ArgumentCheck | None = field(default=None, repr=False)
-
-    @property
-    def check(self) -> ArgumentCheck:
-        if self._check is None:
-            self._check = ArgumentCheck(self.item.name, self.item.input_schema)
-        return self._check
-
-
-@dataclass(frozen=True)
-class Collision:
-    kind: str
-    public: str
-    winner: str
-    loser: str
-
-    @property
-    def fix(self) -> str:
-        return f"set mcpServers.{self.loser}.prefix to a unique value"
 
 
 class Outcome(Protocol):
@@ -132,11 +62,13 @@ Auditor = Callable[..., AbstractAsyncContextManager[Outcome]]
 
 
 class Catalog:
-    """``auditor(caller=, tool=, server=, arguments=)`` wraps every call (see ``hermes_hub.audit.record``)."""
+    """``auditor(caller=, tool=, server=, arguments=)`` wraps every call (see ``hermes_hub.audit.record``);
+    inside it, ``pipeline`` runs its steps around each call of an existing tool with valid arguments."""
 
     def __init__(self, mounts: Sequence[Mount], max_result_bytes: int = 1_000_000,
-                 auditor: Auditor = _no_audit) -> None:
+                 auditor: Auditor = _no_audit, pipeline: Pipeline | None = None) -> None:
         self.mounts = list(mounts)
+        self.pipeline = pipeline or Pipeline()  # the steps around every call (hermes_hub.pipeline)
         self.max_result_bytes = max_result_bytes
         self.auditor = auditor
         self.tools: dict[str, Entry] = {}
@@ -275,6 +207,12 @@ class Catalog:
         if problems := entry.check.problems(arguments):
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
+        call = Call(name, entry.mount.source.name, entry.original, arguments, ctx, entry.item)
+        return await self.pipeline.run(call, lambda: self._send(entry, name, arguments, ctx))
+
+    async def _send(self, entry: Entry, name: str, arguments: dict[str, Any], ctx: CallContext,
+                    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The call to the source, with its retries: what the pipeline's steps wrap."""
         for attempt in itertools.count():
             try:
                 result = await entry.mount.source.call_tool(entry.original, arguments, ctx)

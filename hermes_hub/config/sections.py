@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 
+from hermes_hub.config.guards import GuardsSection
 from hermes_hub.config.servers import (  # re-exported: the server entry's models live in ``servers``
     PREFIX_RE,
     SECRET_KIND,
@@ -273,6 +274,7 @@ class HubConfig(_Strict):
     memory: MemorySection = Field(default_factory=MemorySection)
     agent: AgentSection = Field(default_factory=AgentSection)
     artifacts: ArtifactsSection = Field(default_factory=ArtifactsSection)
+    guards: GuardsSection = Field(default_factory=GuardsSection)  # the call pipeline's steps
     agents: dict[str, AgentProfile] = Field(default_factory=dict)  # profiles; "default" exists even if unnamed
     toolsets: dict[str, ToolsetConfig] = Field(default_factory=dict)  # name -> a chosen catalog at /mcp/<name>
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)

@@ -48,6 +48,7 @@ from hermes_hub.hub.reports import Reports
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
+from hermes_hub.pipeline import Pipeline, Step
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
 from hermes_hub.sessions import Sessions
@@ -106,7 +107,8 @@ class Hub(Reports):
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
-        self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit)
+        self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit,
+                               pipeline=Pipeline(self._pipeline(config)))
         self.catalog.rebuild()
         self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
         self.endpoints: dict[str | None, Endpoint] = {None: self._endpoint(None)}
@@ -265,6 +267,11 @@ class Hub(Reports):
             await self._artifacts().prune()  # expired artifacts (artifacts.keep_days); reads refuse them already
             await anyio.sleep(3600)
 
+    def _pipeline(self, config: HubConfig) -> list[Step]:
+        """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
+        steps: list[Step] = []
+        return steps
+
     def _mounts(self) -> list[Mount]:
         sep = self.config.hub.separator
         mounts = [Mount(self.builtins, Namespace(self.config.hub.prefix, sep), config_path="hub",
@@ -285,6 +292,7 @@ class Hub(Reports):
             self.config, self.pins.mode = config, config.hub.pin
             self.catalog.mounts = self._mounts()
             self.catalog.max_result_bytes = config.hub.max_result_bytes
+            self.catalog.pipeline.steps = tuple(self._pipeline(config))
             self._on_change(None)
             return changes
 
