@@ -28,6 +28,8 @@ from hermes_hub.config import (
     ToolsetConfig,
     parse_config,
 )
+from hermes_hub.config.approve import ApproveSection
+from hermes_hub.config.guards import GuardsSection
 from hermes_hub.config.sections import ArtifactsSection, InstructionParts
 from tests.support import PROJECT
 
@@ -49,7 +51,7 @@ def blocks(page: Path, lang: str) -> list[tuple[int, str]]:
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ServerAuth, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
                 AgentSection, AgentProfile, ToolsetConfig, ToolOverride, AnnotationsOverride, ArtifactsSection,
-                InstructionParts)
+                InstructionParts, GuardsSection, ApproveSection)
     keys = {key for section in sections for key in section.model_fields}
     reference = REFERENCE.read_text()
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in reference]

@@ -31,6 +31,7 @@ from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.masking import Masker
 from hermes_hub.models import ToolCall
+from hermes_hub.pipeline.approval import approval_of
 
 log = logging.getLogger("hermes_hub.agent")
 MAX_CORRECTIONS = 2  # invalid-argument calls of one tool the model may correct before the person is asked
@@ -138,16 +139,26 @@ class Calls:
         else:
             self.run.invalid.pop(call.name, None)
             destructive = bool(tool.annotations and tool.annotations.destructive_hint)
-            verdict = (await confirm(self.ctx, call) if self.profile.needs_confirmation(call.name, destructive)
-                       else None)
+            asked = self.profile.needs_confirmation(call.name, destructive)
+            verdict = await confirm(self.ctx, call) if asked else None
             if verdict is not None:
                 text, is_error = verdict, True
                 outcome = "declined" if verdict.startswith("The person declined") else "ok"
             else:
+                if asked:
+                    await self._granted(call)
                 text, is_error, artifact = await self._forward(call)
         kept = self.tools.masker(call.arguments, limit=TRACE_STRING) if isinstance(call.arguments, dict) else {}
         record = CallRecord(call.name, kept, is_error, time.perf_counter() - start)
         return Outcome(text, is_error, outcome, record, round(start - self.run.started, 4), artifact)
+
+    async def _granted(self, call: ToolCall) -> None:
+        """The person said yes to the run's question: the gateway's approval (``guards.approve``) of exactly
+        this call is that yes, so they are asked once, not twice."""
+        step = approval_of(self.tools.catalog.pipeline)
+        entry = self.tools.catalog.tools.get(call.name)
+        if step is not None and entry is not None and step.rules.needs(call.name, entry.item):
+            await step.book.grant(self.ctx.caller, call.name, entry.mount.source.name, call.arguments, via="agent")
 
     async def _correct(self, call: ToolCall, tool: types.Tool, problems: list[str],
                        ) -> tuple[str, bool, str, str | None]:

@@ -208,7 +208,8 @@ class Catalog:
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
         call = Call(name, entry.mount.source.name, entry.original, arguments, ctx, entry.item)
-        return await self.pipeline.run(call, lambda: self._send(entry, name, arguments, ctx))
+        # a step may change what is sent (the approval step drops its own round's state)
+        return await self.pipeline.run(call, lambda: self._send(entry, name, call.arguments, call.ctx))
 
     async def _send(self, entry: Entry, name: str, arguments: dict[str, Any], ctx: CallContext,
                     ) -> types.CallToolResult | types.InputRequiredResult:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hermes_hub.config.approve import ApproveSection
 from hermes_hub.config.servers import _Strict
 
 
 class GuardsSection(_Strict):
     """What every tool call passes, whoever calls it (a host's model, the agent loop)."""
+
+    approve: ApproveSection | None = None  # calls that need a person's yes (absent: none do)

@@ -49,6 +49,8 @@ from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_n
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.pipeline import Pipeline, Step
+from hermes_hub.pipeline.approval import ApprovalStep, Rules
+from hermes_hub.pipeline.approvals import Approvals
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
 from hermes_hub.sessions import Sessions
@@ -107,6 +109,7 @@ class Hub(Reports):
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
+        self.approvals = Approvals(lambda: self.store, self.audit_action, self.masker)  # guards.approve's book
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit,
                                pipeline=Pipeline(self._pipeline(config)))
         self.catalog.rebuild()
@@ -270,6 +273,8 @@ class Hub(Reports):
     def _pipeline(self, config: HubConfig) -> list[Step]:
         """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
         steps: list[Step] = []
+        if config.guards.approve is not None:  # 3. approval: a person's yes before the call
+            steps.append(ApprovalStep(Rules.of(config.guards.approve), self.approvals))
         return steps
 
     def _mounts(self) -> list[Mount]:

@@ -12,6 +12,9 @@ an error result without calling ``proceed``), wait (an approval), hold something
 outermost. The steps, in order, are built by the hub from ``hub.json``'s ``guards`` and the
 environment (``Hub._pipeline``); with none configured the list is empty and a call costs one loop.
 
+Steps, outermost first: ... ``approval`` (``approval.py``, ``guards.approve``: a call that needs a
+person's yes waits for it, bound to caller, tool, argument digest and expiry) ...
+
 The steps do not import each other; each is its own module of this package. What a step learns about
 a call that others (the audit row, telemetry) want goes in ``call.notes``.
 """

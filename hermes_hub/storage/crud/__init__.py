@@ -5,6 +5,7 @@ SQL (``runner.Dialect``) and supply ``_read``/``_write``. What really differs st
 connections and transactions, and which rows an indexing batch holds (leases).
 """
 
+from hermes_hub.storage.crud.approvals import ApprovalMethods
 from hermes_hub.storage.crud.artifacts import ArtifactMethods
 from hermes_hub.storage.crud.audit import AuditMethods
 from hermes_hub.storage.crud.indexing import IndexMethods
@@ -24,5 +25,5 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
                     RunMethods, OAuthMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
-                    SealedMethods, PinMethods, ArtifactMethods):
+                    SealedMethods, PinMethods, ArtifactMethods, ApprovalMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -31,6 +31,7 @@ import sqlite_vec
 from hermes_hub.errors import StorageError
 from hermes_hub.storage.crud import Dialect, SharedMethods
 from hermes_hub.storage.sqlite import (
+    approvals,
     artifacts,
     audit,
     indexing,
@@ -61,7 +62,7 @@ class SQLiteStore(SharedMethods):
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, approvals=approvals)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
