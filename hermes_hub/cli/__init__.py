@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from hermes_hub.cli.admin import audit_cmd, token, traces_cmd
+from hermes_hub.cli.approvals import approvals_cmd, approve_cmd, deny_cmd
 from hermes_hub.cli.catalog import call, prompt, prompts, read, resources, servers, tools
 from hermes_hub.cli.chat import chat_cmd
 from hermes_hub.cli.checks import check
@@ -30,7 +31,7 @@ def main() -> None:
 
 for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
                 token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
-                session):
+                session, approve_cmd, deny_cmd, approvals_cmd):
     main.add_command(command)
 tools.add_command(pin)  # `hermes-hub tools pin [SERVER]`, `tools approve NAME|SERVER`
 tools.add_command(approve)

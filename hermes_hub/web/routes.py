@@ -7,6 +7,7 @@
     POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
     POST /status/secrets, /status/secrets/delete             the viewer's own secrets (web/secrets.py)
+    POST /status/approvals/{id}/approve, .../deny            the viewer's own pending approvals (web/approvals.py)
     GET/POST /status/authorize/{request_id}   the OAuth consent page (``consent``)
     POST /status/servers/{name}/connect, GET /status/oauth/callback/{name}   OAuth sign-in (web/connect.py)
 """
@@ -32,6 +33,7 @@ from hermes_hub.throttle import Throttle, Throttled
 from hermes_hub.web import view
 from hermes_hub.web.access import COOKIE, Access, Viewer, same_origin
 from hermes_hub.web.activity import sparkline
+from hermes_hub.web.approvals import approval_routes, approvals_view
 from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
 from hermes_hub.web.logins import IDLE, LIFETIME
@@ -111,7 +113,8 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
             return await _login(request)
         data = await view.view(hub, viewer.identity, **_filters(request))
         return _page("status.html", **_context(viewer, data), query=request.url.query,
-                     secrets=await secrets_view(hub, viewer.identity), secret_csrf=access.csrf(viewer))
+                     secrets=await secrets_view(hub, viewer.identity), secret_csrf=access.csrf(viewer),
+                     approvals=await approvals_view(hub, viewer.identity), approval_csrf=access.csrf(viewer))
 
     async def live(request: Request) -> Response:
         viewer = await access.viewer(request)
@@ -208,6 +211,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
         *connect_routes(hub, access),  # Connect: OAuth sign-in to a server in NEEDS_AUTH
         *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
+        *approval_routes(hub, access),  # "Waiting for your approval": each viewer's own (web/approvals.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
         *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)

@@ -1,0 +1,105 @@
+"""``hermes-hub approve ID``, ``deny ID`` and ``approvals``: answer the calls waiting for a person's yes
+(``guards.approve``), from a terminal, through the store every replica of the hub shares.
+
+The waiting hub sees the answer within ``approvals.POLL_SECONDS``. Only the caller an approval is for may
+answer it: the command answers as the owner of ``--token`` (or ``$HERMES_TOKEN``; a token of hub.json or
+the store), else as the hub's local user, the identity of its stdio callers. Anyone else's approval id is
+answered "not found", like one that never existed; every decision is an audit row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hermes_hub.cli.command import async_command, load_config
+from hermes_hub.errors import HubError
+
+if TYPE_CHECKING:
+    from hermes_hub.call import Identity
+    from hermes_hub.pipeline.approvals import Approvals
+
+CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
+TOKEN = click.option("--token", envvar="HERMES_TOKEN", default=None,
+                     help="answer as this token's owner (default: the hub's local user) [env HERMES_TOKEN]")
+
+
+@asynccontextmanager
+async def _book(config: str, token: str | None) -> AsyncIterator[tuple[Approvals, Identity]]:
+    from hermes_hub import audit
+    from hermes_hub.call import ADMIN, Identity
+    from hermes_hub.identity import Authenticator, StaticToken, local_user_name
+    from hermes_hub.masking import Masker
+    from hermes_hub.pipeline.approvals import Approvals
+    from hermes_hub.storage import open_store
+
+    cfg = load_config(config)
+    masker = Masker(tuple(cfg.storage.audit_mask_patterns))
+    async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
+        if token:
+            static = [StaticToken(t.token, t.user, t.role) for t in cfg.auth.tokens]
+            who = await Authenticator(store, static).identify(token.strip())
+            if who is None:
+                raise HubError("that token is not valid (or was revoked); pass one of your own with --token, or "
+                               "leave it out to answer as the hub's local user")
+        else:
+            who = Identity(cfg.auth.local_user or local_user_name(), ADMIN)
+
+        def auditor(caller: Identity, action: str, arguments: dict[str, Any]) -> Any:
+            return audit.record(store, user_id=caller.user_id, tool=action, arguments=arguments, masker=masker)
+
+        yield Approvals(lambda: store, auditor, masker), who
+
+
+async def _answer(approval_id: str, config: str, token: str | None, approve: bool, as_json: bool) -> None:
+    async with _book(config, token) as (book, who):
+        decided = await book.decide(approval_id, who, approve=approve, via="cli")
+    if as_json:
+        click.echo(json.dumps({"approval": decided.id, "state": decided.state, "tool": decided.tool}))
+    else:
+        click.echo(f"{decided.state}: {decided.tool} {decided.preview} ({decided.id})")
+
+
+@click.command("approve")
+@click.argument("approval_id")
+@CONFIG
+@TOKEN
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@async_command
+async def approve_cmd(approval_id: str, config: str, token: str | None, as_json: bool) -> None:
+    """Let the call waiting for APPROVAL_ID run (your own approvals only; `hermes-hub approvals` lists them)."""
+    await _answer(approval_id, config, token, True, as_json)
+
+
+@click.command("deny")
+@click.argument("approval_id")
+@CONFIG
+@TOKEN
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@async_command
+async def deny_cmd(approval_id: str, config: str, token: str | None, as_json: bool) -> None:
+    """Refuse the call waiting for APPROVAL_ID; its caller is told the person declined."""
+    await _answer(approval_id, config, token, False, as_json)
+
+
+@click.command("approvals")
+@CONFIG
+@TOKEN
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@async_command
+async def approvals_cmd(config: str, token: str | None, as_json: bool) -> None:
+    """List your calls waiting for approval, newest first."""
+    async with _book(config, token) as (book, who):
+        waiting = await book.pending(who)
+    if as_json:
+        click.echo(json.dumps([{"approval": r.id, "tool": r.tool, "arguments": r.preview,
+                                "expires_at": r.expires_at.isoformat()} for r in waiting]))
+        return
+    if not waiting:
+        click.echo(f"no call of {who.user_id}'s is waiting for approval")
+    for r in waiting:
+        click.echo(f"{r.id}  {r.tool}  {r.preview}  expires {r.expires_at.isoformat()[:19]} UTC")
