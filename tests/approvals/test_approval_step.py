@@ -5,6 +5,8 @@ expiry, the agent's own confirmation asked once, and which tools need a yes."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.pipeline.approval import QUESTION_KEY, STATE_PREFIX
+from hermes_hub.pipeline.approval import QUESTION_KEY, STATE_PREFIX, Rules
 from tests.support import toy
 
 pytestmark = pytest.mark.anyio
@@ -49,20 +51,32 @@ def text(result: types.CallToolResult) -> str:
     return result.content[0].text
 
 
-async def audit_rows(hub: Hub, tool: str) -> list[Any]:
-    return await (await hub.audited_store()).query_audit(tool=tool)
+async def audit_rows(hub: Hub, tool: str, about: str | None = None) -> list[Any]:
+    """Audit rows of ``tool`` (about approval ``about``, if given), newest first."""
+    rows = await (await hub.audited_store()).query_audit(tool=tool, limit=500)
+    return [r for r in rows if about is None or (r.arguments or {}).get("approval") == about]
+
+
+def approval_id(question: str) -> str:
+    return re.search(r"\(approval (apr_[\w-]+);", question).group(1)
+
+
+@pytest.fixture(scope="module")
+async def hub(tmp_path_factory) -> AsyncIterator[Hub]:
+    """One hub for the tests that only add calls of their own."""
+    async with Hub.from_file(write_hub(tmp_path_factory.mktemp("step"))) as started:
+        assert await started.wait_settled(30)
+        yield started
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # pushed elicitation, or an input-required round
 @pytest.mark.parametrize("allow", [True, False])
-async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(tmp_path, mode, allow):
+async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(hub, mode, allow):
     asked: list[str] = []
-    async with Hub.from_file(write_hub(tmp_path)) as hub:
-        assert await hub.wait_settled(30)
-        with anyio.fail_after(30):
-            async with Client(hub.server, mode=mode, elicitation_callback=answering(allow, asked)) as host:
-                result = await host.call_tool("toy_echo", {"text": "hi"})
-        rows = await audit_rows(hub, "approval_approved" if allow else "approval_denied")
+    with anyio.fail_after(30):
+        async with Client(hub.server, mode=mode, elicitation_callback=answering(allow, asked)) as host:
+            result = await host.call_tool("toy_echo", {"text": "hi"})
+    rows = await audit_rows(hub, "approval_approved" if allow else "approval_denied", approval_id(asked[0]))
     assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with {"text": "hi"}? (approval apr_')
     if allow:
         assert (text(result), result.is_error) == ("hi", False)
@@ -73,25 +87,23 @@ async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(tmp_
         (hub.local.user_id, "toy_echo", hub.local.user_id, via)]
 
 
-async def test_an_answered_round_replayed_with_other_arguments_is_refused_and_nothing_runs(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub:
-        assert await hub.wait_settled(30)
-        with anyio.fail_after(30):
-            # the host declares elicitation; the test drives the rounds by hand
-            async with Client(hub.server, mode="2026-07-28", elicitation_callback=answering(True, [])) as host:
-                asked = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True)
-                assert isinstance(asked, types.InputRequiredResult)
-                assert asked.request_state.startswith(STATE_PREFIX)
-                yes = {QUESTION_KEY: types.ElicitResult(action="accept", content={"allow": True})}
-                replay = await host.session.call_tool("toy_echo", {"text": "rm -rf /"}, allow_input_required=True,
+async def test_an_answered_round_replayed_with_other_arguments_is_refused_and_nothing_runs(hub):
+    with anyio.fail_after(30):
+        # the host declares elicitation; the test drives the rounds by hand
+        async with Client(hub.server, mode="2026-07-28", elicitation_callback=answering(True, [])) as host:
+            asked = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            assert asked.request_state.startswith(STATE_PREFIX)
+            yes = {QUESTION_KEY: types.ElicitResult(action="accept", content={"allow": True})}
+            replay = await host.session.call_tool("toy_echo", {"text": "rm -rf /"}, allow_input_required=True,
+                                                  input_responses=yes, request_state=asked.request_state)
+            other_tool = await host.session.call_tool("toy_add", {"a": 1, "b": 2}, allow_input_required=True,
                                                       input_responses=yes, request_state=asked.request_state)
-                other_tool = await host.session.call_tool("toy_add", {"a": 1, "b": 2}, allow_input_required=True,
-                                                          input_responses=yes, request_state=asked.request_state)
-                honest = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True,
-                                                      input_responses=yes, request_state=asked.request_state)
-                again = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True,
-                                                     input_responses=yes, request_state=asked.request_state)
-        echoed = await audit_rows(hub, "toy_echo")
+            honest = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True,
+                                                  input_responses=yes, request_state=asked.request_state)
+            again = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True,
+                                                 input_responses=yes, request_state=asked.request_state)
+    echoed = [r for r in await audit_rows(hub, "toy_echo") if r.arguments["text"] in ("harmless", "rm -rf /")]
     assert replay.is_error and "was given for toy_echo with other arguments" in text(replay)
     assert other_tool.is_error and "was given for toy_echo with other arguments" in text(other_tool)
     assert (text(honest), honest.is_error) == ("harmless", False)
@@ -116,60 +128,59 @@ async def test_an_unanswered_approval_expires_with_a_result_that_tells_the_model
     assert pending == [] and hub.approvals.parked == {}
 
 
-async def test_the_agents_own_confirmation_is_the_gateways_approval_so_the_person_is_asked_once(tmp_path):
+async def test_the_agents_own_confirmation_is_the_gateways_approval_so_the_person_is_asked_once(hub):
     asked: list[str] = []
-    async with Hub.from_file(write_hub(tmp_path)) as hub:
-        assert await hub.wait_settled(30)
-        with anyio.fail_after(60):
-            async with Client(hub.server, mode="legacy", elicitation_callback=answering(True, asked)) as host:
-                out = (await host.call_tool("hermes_agent_run", {"task": "echo it", "profile": "careful"}))
-        rows = await audit_rows(hub, "approval_approved")
+    with anyio.fail_after(60):
+        async with Client(hub.server, mode="legacy", elicitation_callback=answering(True, asked)) as host:
+            out = (await host.call_tool("hermes_agent_run", {"task": "echo it", "profile": "careful"}))
+    rows = await audit_rows(hub, "approval_approved")
     assert out.structured_content["answer"] == "Echoed."
     assert asked == ['The assistant wants to call toy_echo with {"text": "agent"}. Allow it?']
-    assert [r.arguments["via"] for r in rows] == ["agent"]
+    assert "agent" in [r.arguments["via"] for r in rows]
 
 
-async def test_the_agent_loop_is_held_by_the_gateway_too(tmp_path):
+async def test_the_agent_loop_is_held_by_the_gateway_too(hub):
     asked: list[str] = []
-    async with Hub.from_file(write_hub(tmp_path)) as hub:
-        assert await hub.wait_settled(30)
-        with anyio.fail_after(60):
-            async with Client(hub.server, mode="legacy", elicitation_callback=answering(False, asked)) as host:
-                out = (await host.call_tool("hermes_agent_run", {"task": "echo it"}))  # the default profile asks nothing
+    with anyio.fail_after(60):
+        async with Client(hub.server, mode="legacy", elicitation_callback=answering(False, asked)) as host:
+            out = (await host.call_tool("hermes_agent_run", {"task": "echo it"}))  # the default profile asks nothing
     assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with {"text": "agent"}?')
     assert out.structured_content["tool_calls"][0]["is_error"] is True
 
 
-@pytest.mark.parametrize("destructive, asked_for", [(True, ["toy_add"]), (False, [])])
-async def test_a_tool_annotated_destructive_needs_a_yes_unless_approve_destructive_is_false(
-        tmp_path, destructive, asked_for):
+async def test_a_tool_annotated_destructive_needs_a_yes(hub):
     asked: list[str] = []
-    async with Hub.from_file(write_hub(tmp_path, tools=[], approve_destructive=destructive)) as hub:
-        assert await hub.wait_settled(30)
-        with anyio.fail_after(30):
-            async with Client(hub.server, mode="legacy", elicitation_callback=answering(True, asked)) as host:
-                added = await host.call_tool("toy_add", {"a": 2, "b": 3})
-                echoed = await host.call_tool("toy_echo", {"text": "free"})
-    assert [m.split()[1] for m in asked] == asked_for
-    assert not added.is_error and (text(echoed), echoed.is_error) == ("free", False)
+    with anyio.fail_after(30):
+        async with Client(hub.server, mode="legacy", elicitation_callback=answering(True, asked)) as host:
+            added = await host.call_tool("toy_add", {"a": 2, "b": 3})
+            listed = await host.call_tool("toy_whoami", {})
+    assert [m.split()[1] for m in asked] == ["toy_add"]  # whoami: neither destructive nor in guards.approve.tools
+    assert not added.is_error and not listed.is_error
 
 
-async def test_a_yes_is_bound_to_caller_tool_and_arguments_in_the_store(tmp_path):
+def test_which_tools_need_a_yes_globs_and_destructive_hints_unless_approve_destructive_is_false():
+    wipe = types.Tool(name="x_wipe", input_schema={"type": "object"},
+                      annotations=types.ToolAnnotations(destructive_hint=True))
+    unhinted = types.Tool(name="x_read", input_schema={"type": "object"})
+    assert Rules(("x_r*",)).needs("x_read", unhinted) and Rules().needs("x_wipe", wipe)
+    assert not Rules(destructive=False).needs("x_wipe", wipe) and not Rules().needs("x_read", unhinted)
+
+
+async def test_a_yes_is_bound_to_caller_tool_and_arguments_in_the_store(hub):
     from hermes_hub.call import Identity
     from hermes_hub.errors import NotFound
     from hermes_hub.pipeline.approvals import digest_of
 
-    async with Hub.from_file(write_hub(tmp_path)) as hub:
-        book, ana = hub.approvals, Identity("ana")
-        record = await book.open(ana, "toy_echo", "toy", {"b": 1, "a": [1, 2]}, timeout=30)
-        for stranger in (Identity("bob"), Identity("ana", "admin"), Identity("root", "admin")):
-            with pytest.raises(NotFound):
-                await book.decide(record.id, stranger, approve=True, via="cli")
-        await book.decide(record.id, ana, approve=True, via="cli")
-        with pytest.raises(NotFound):  # answered once
-            await book.decide(record.id, ana, approve=False, via="cli")
-        assert await book.use(Identity("bob"), "toy_echo", record.digest) is None
-        assert await book.use(ana, "toy_add", record.digest) is None
-        assert await book.use(ana, "toy_echo", await digest_of({"a": [1, 2], "b": 2})) is None
-        assert await book.use(ana, "toy_echo", await digest_of({"a": [1, 2], "b": 1})) is not None  # key order: same
-        assert await book.use(ana, "toy_echo", record.digest) is None  # spent
+    book, ana = hub.approvals, Identity("ana")
+    record = await book.open(ana, "toy_echo", "toy", {"b": 1, "a": [1, 2]}, timeout=30)
+    for stranger in (Identity("bob"), Identity("ana", "admin"), Identity("root", "admin")):
+        with pytest.raises(NotFound):
+            await book.decide(record.id, stranger, approve=True, via="cli")
+    await book.decide(record.id, ana, approve=True, via="cli")
+    with pytest.raises(NotFound):  # answered once
+        await book.decide(record.id, ana, approve=False, via="cli")
+    assert await book.use(Identity("bob"), "toy_echo", record.digest) is None
+    assert await book.use(ana, "toy_add", record.digest) is None
+    assert await book.use(ana, "toy_echo", await digest_of({"a": [1, 2], "b": 2})) is None
+    assert await book.use(ana, "toy_echo", await digest_of({"a": [1, 2], "b": 1})) is not None  # key order: same
+    assert await book.use(ana, "toy_echo", record.digest) is None  # spent
