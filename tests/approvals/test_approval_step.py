@@ -184,3 +184,21 @@ async def test_a_yes_is_bound_to_caller_tool_and_arguments_in_the_store(hub):
     assert await book.use(ana, "toy_echo", await digest_of({"a": [1, 2], "b": 2})) is None
     assert await book.use(ana, "toy_echo", await digest_of({"a": [1, 2], "b": 1})) is not None  # key order: same
     assert await book.use(ana, "toy_echo", record.digest) is None  # spent
+
+
+async def test_a_leaked_round_state_answers_another_caller_as_an_unknown_one_and_the_approval_waits_on(hub):
+    from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
+
+    def ctx(user: str, rounds: InputRounds) -> CallContext:
+        return CallContext(Identity(user), host=HostChannel(in_rounds=("elicitation",)), rounds=rounds)
+
+    args = {"text": "alice's"}
+    with anyio.fail_after(30):
+        asked = await hub.catalog.call_tool("toy_echo", args, ctx("alice", InputRounds()))
+        yes = {QUESTION_KEY: {"action": "accept", "content": {"allow": True}}}
+        by_bob = await hub.catalog.call_tool("toy_echo", args, ctx("bob", InputRounds(yes, asked.request_state)))
+        waiting = await hub.approvals.pending(Identity("alice"))
+        by_alice = await hub.catalog.call_tool("toy_echo", args, ctx("alice", InputRounds(yes, asked.request_state)))
+    assert by_bob.is_error and text(by_bob).startswith("Not approved: this approval is unknown")
+    assert [w.preview for w in waiting] == ['{"text": "alice\'s"}']
+    assert (text(by_alice), by_alice.is_error) == ("alice's", False)
