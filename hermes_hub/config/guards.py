@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
+from hermes_hub.config.guard_rules import LimitRule, MaskSection
 from hermes_hub.config.servers import _Strict
 
 
 class GuardsSection(_Strict):
     """What every tool call passes, whoever calls it (a host's model, the agent loop)."""
+
+    mask: MaskSection | None = None  # masking at the exit (None: off)
+    limits: list[LimitRule] = Field(default_factory=list)  # every rule that covers a call applies

@@ -49,6 +49,8 @@ from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_n
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.pipeline import Pipeline, Step
+from hermes_hub.pipeline.limits import Limits
+from hermes_hub.pipeline.mask import masking_steps
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
 from hermes_hub.sessions import Sessions
@@ -208,7 +210,8 @@ class Hub(Reports):
         own = f"{prefix}{sep}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
                      model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
-                     artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate)
+                     artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate,
+                     budget=self.limits.spend)
 
     def _model_for(self, profile: Profile) -> Provider | None:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
@@ -270,6 +273,9 @@ class Hub(Reports):
     def _pipeline(self, config: HubConfig) -> list[Step]:
         """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
         steps: list[Step] = []
+        self.limits = Limits(config.guards.limits, lambda: self.store if self._services else None)
+        steps += [self.limits] if config.guards.limits else []  # calls a minute, at once, agent tokens a day
+        steps += masking_steps(config, lambda: self.vault if self._services else None)  # innermost
         return steps
 
     def _mounts(self) -> list[Mount]:

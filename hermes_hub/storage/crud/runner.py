@@ -33,6 +33,7 @@ class Dialect:
     sealed: ModuleType
     pins: ModuleType
     artifacts: ModuleType
+    counters: ModuleType  # guards.limits
 
 
 class Runner:

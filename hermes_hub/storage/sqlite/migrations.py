@@ -15,6 +15,8 @@ from typing import Any
 from hermes_hub.errors import StorageError
 # newer tables' SQL lives with their queries
 from hermes_hub.storage.sqlite.artifacts import m015_artifacts
+from hermes_hub.storage.sqlite.audit import m016_audit_call_ids
+from hermes_hub.storage.sqlite.counters import m017_limit_counters
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
 
@@ -349,6 +351,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m013_oauth,
     m014_tool_pins,
     m015_artifacts,
+    m016_audit_call_ids,
+    m017_limit_counters,
 ]
 
 
