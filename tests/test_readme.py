@@ -29,6 +29,8 @@ from hermes_hub.config import (
     parse_config,
 )
 from hermes_hub.config.sections import ArtifactsSection, InstructionParts
+from hermes_hub.config.guard_rules import LimitRule, MaskSection
+from hermes_hub.config.guards import GuardsSection
 from tests.support import PROJECT
 
 PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
@@ -49,7 +51,7 @@ def blocks(page: Path, lang: str) -> list[tuple[int, str]]:
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ServerAuth, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
                 AgentSection, AgentProfile, ToolsetConfig, ToolOverride, AnnotationsOverride, ArtifactsSection,
-                InstructionParts)
+                InstructionParts, GuardsSection, MaskSection, LimitRule)
     keys = {key for section in sections for key in section.model_fields}
     reference = REFERENCE.read_text()
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in reference]

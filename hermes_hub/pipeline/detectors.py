@@ -33,6 +33,11 @@ _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _CN_CHECK = "10X98765432"
 _CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|3[0689]|35|62|60|65|8[18]")
+# The shapes a phone candidate is checked against: short strings, fixed patterns (no backtracking blow-up)
+_NON_DIGIT = re.compile(r"[^0-9]+")
+_CN_MOBILE = re.compile(r"(?:86)?1[3-9][0-9]{9}")
+_CN_LANDLINE = re.compile(r"0[0-9]{2,3}[ -][0-9]{7,8}|\(0[0-9]{2,3}\) ?[0-9]{7,8}")
+_NATIONAL = re.compile(r"\([0-9]{3}\) ?[0-9]{3}[ .-][0-9]{4}|[0-9]{3}([ .-])[0-9]{3}\1[0-9]{4}")
 
 
 def _re2(pattern: str) -> object:
@@ -65,7 +70,7 @@ def luhn_valid(digits: str) -> bool:
 
 def card_valid(value: str) -> bool:
     """13-19 digits, one kind of separator at most, a known issuer prefix, the Luhn sum."""
-    digits = re.sub(r"[ -]", "", value)
+    digits = value.replace(" ", "").replace("-", "")
     seps = {c for c in value if c in " -"}
     return (13 <= len(digits) <= 19 and digits.isdigit() and len(seps) <= 1 and len(set(digits)) > 1
             and _CARD_PREFIX.match(digits) is not None and luhn_valid(digits))
@@ -74,15 +79,13 @@ def card_valid(value: str) -> bool:
 def phone_valid(value: str) -> bool:
     """International (+ and 8-15 digits), Chinese mobile (1[3-9] and 11 digits, with or without 86),
     Chinese landline (0, area code, a separator, 7-8 digits), or 3-3-4 national groups."""
-    digits = re.sub(r"\D", "", value)
+    digits = _digits(value)
     groups = [g for g in _SEP.split(value.lstrip("+")) if g]
     if value.startswith("+"):
         return 8 <= len(digits) <= 15 and not _dotted_only(value)
-    if re.fullmatch(r"(?:86)?1[3-9]\d{9}", digits) and not _dotted_only(value):
+    if _CN_MOBILE.fullmatch(digits) and not _dotted_only(value):
         return all(len(g) in (2, 3, 4, 11, 13) for g in groups)
-    if re.fullmatch(r"0\d{2,3}[ -]\d{7,8}", value) or re.fullmatch(r"\(0\d{2,3}\) ?\d{7,8}", value):
-        return True
-    return bool(re.fullmatch(r"\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4}", value))
+    return bool(_CN_LANDLINE.fullmatch(value) or _NATIONAL.fullmatch(value))
 
 
 def _dotted_only(value: str) -> bool:  # 1.2.3.4 is a version or an address, not a phone number
@@ -108,7 +111,7 @@ def ipv6_valid(value: str) -> bool:
 
 
 def _digits(value: str) -> str:
-    return re.sub(r"\D", "", value)
+    return _NON_DIGIT.sub("", value)
 
 
 def _phone_key(value: str) -> str:  # +86 138-1234-5678 and 13812345678 are one number

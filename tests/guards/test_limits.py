@@ -16,7 +16,7 @@ from hermes_hub.config import parse_config
 from hermes_hub.hub import Hub
 from hermes_hub.storage import open_store
 from tests.postgres import new_database
-from tests.support import PROJECT, as_user, serve_process, until
+from tests.support import PROJECT, as_user, serve_process, until, until_listed
 
 pytestmark = pytest.mark.anyio
 START = 1_800_000_000.0  # 2027-01-15 08:00:00 UTC: a minute's and a day's start
@@ -108,19 +108,21 @@ async def test_two_replicas_on_one_postgresql_share_a_limit(pg_server, tmp_path)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with serve_process(config, tmp_path / "a") as a, serve_process(config, tmp_path / "b") as b:
-        with anyio.fail_after(90):
+        with anyio.fail_after(100):
             async with as_user(a.url, "ann-token-0123456789ab") as on_a, as_user(b.url, "ann-token-0123456789ab") as on_b:
+                await until_listed(on_a, "records_wait", 40)
+                await until_listed(on_b, "records_wait", 40)
                 async with anyio.create_task_group() as tg:
                     held: list[Any] = []
 
                     async def hold() -> None:
-                        held.append(await on_a.call_tool("records_wait", {"seconds": 6}))
+                        held.append(await on_a.call_tool("records_wait", {"seconds": 10}))
                     tg.start_soon(hold)
 
                     async def refused_on_b() -> Any:
                         r = await on_b.call_tool("records_wait", {"seconds": 0})
                         return r if r.is_error else None
-                    refused = await until(refused_on_b, 30, every=0.2)
+                    refused = await until(refused_on_b, 40, every=0.2)
                 freed = await on_b.call_tool("records_wait", {"seconds": 0})
     assert text(refused).startswith("limit 'one-wait' reached: 1 calls at once for user ann")
     assert text(held[0]) == "waited" and not freed.is_error

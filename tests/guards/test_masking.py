@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.guards import records_server as records
-from tests.support import PROJECT, as_user, serve_process
+from tests.support import PROJECT, as_user, serve_process, until_listed
 
 pytestmark = pytest.mark.anyio
 
@@ -49,6 +49,7 @@ async def test_every_detector_masks_results_audit_sessions_and_traces_and_only_t
     async with serve_process(config(tmp_path), tmp_path) as served:
         with anyio.fail_after(100):
             async with as_user(served.url, ALICE) as alice, as_user(served.url, BOB) as bob:
+                await until_listed(alice, "records_customer", 40)
                 got = await alice.call_tool("records_customer", {"customer_id": "c1"})
                 doc = await alice.call_tool("records_document", {})
                 failed = await alice.call_tool("records_fail", {})
