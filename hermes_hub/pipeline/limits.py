@@ -38,6 +38,7 @@ MINUTE, DAY = 60.0, 86400.0
 LEASE = 3600.0  # seconds a concurrency count outlives its last taker (a replica that died mid-call)
 AGENT_TOOL = ("hermes", "agent_run")  # (server, original name) of the call the token budget covers
 UNBOUNDED = 2**62
+LIMIT_META = "hermes-hub/limit"  # a refusal's _meta: the limit, retry_after seconds, resets_at (epoch; null: a call's end)
 
 
 class Counters(Protocol):
@@ -92,7 +93,7 @@ class Limits:
                 refused = await self._take(store, name, rule, call, taken)
                 if refused is not None:
                     call.notes["limit"] = {"name": refused.limit, "retry_after": refused.retry_after}
-                    return _error(refused.message())
+                    return _error(refused)
             taken = [(n, w) for n, w in taken if w == 0]  # a minute's count stays taken; a running one goes back
             return await proceed()
         finally:
@@ -155,5 +156,8 @@ def _scope(rule: LimitRule, who: str) -> str:
     return f"{whose}{tools}{servers}"
 
 
-def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+def _error(refused: Refusal) -> types.CallToolResult:
+    """The tool error a model reads, with what an HTTP host's retry logic wants in ``_meta`` (429's Retry-After)."""
+    meta = {LIMIT_META: {"limit": refused.limit, "retry_after": refused.retry_after, "resets_at": refused.resets_at}}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=refused.message())], is_error=True,
+                                _meta=meta)

@@ -76,6 +76,7 @@ async def test_each_limit_refuses_naming_itself_and_its_reset_and_resets_on_the_
     assert over.is_error and text(over) == (
         "limit 'lookups' reached: 2 calls a minute for user " f"{user} on tools records_customer; it resets at "
         "2027-01-15 08:01:00 UTC (in 55 s) (guards.limits in hub.json)")
+    assert over.meta["hermes-hub/limit"] == {"limit": "lookups", "retry_after": 55, "resets_at": START + 60}
     assert held[0].content[0].text == "waited" and not after.is_error
     assert busy.is_error and text(busy).startswith(f"limit 'one-wait' reached: 1 calls at once for user {user}")
     assert "as soon as one of the running calls ends" in text(busy)
