@@ -1,6 +1,7 @@
 """guards.mask through a served hub: every detector's values leave the hub as placeholders (results,
 structured content, embedded resources, error text) and so are never in the audit, a session or a
-trace; the original is opened only by ``hermes-hub audit --unmask CALL_ID``, which is itself audited."""
+trace; the original is opened only by ``hermes-hub audit --unmask CALL_ID`` and the status page's
+unmask view (the call's own user or an admin), each unmask audited, never by an MCP tool."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 
 from tests.guards import records_server as records
@@ -61,6 +63,14 @@ async def test_every_detector_masks_results_audit_sessions_and_traces_and_only_t
                 tools = (await alice.list_tools()).tools
                 bob_audit = (await bob.call_tool("hermes_audit_query", {})).structured_content["calls"]
             row = next(r for r in audit if r["tool"] == "records_customer")
+            page = served.url.removesuffix("/mcp") + "/status/unmask"
+            async with httpx2.AsyncClient(timeout=30) as http:
+                def as_(token: str) -> dict[str, str]:
+                    return {"Authorization": f"Bearer {token}"}
+                own = await http.post(page, data={"call_id": row["call_id"]}, headers=as_(ALICE))
+                other = await http.post(page, data={"call_id": row["call_id"]}, headers=as_(BOB))
+                form = await http.get(page, headers=as_(BOB))
+                anonymous = await http.post(page, data={"call_id": row["call_id"]})
             code, out, err = await cli(served.config, "audit", "--unmask", row["call_id"])
             code_j, out_j, _ = await cli(served.config, "audit", "--unmask", row["call_id"], "--json")
             code_x, out_x, err_x = await cli(served.config, "audit", "--unmask", "0123456789abcdef")
@@ -91,8 +101,13 @@ async def test_every_detector_masks_results_audit_sessions_and_traces_and_only_t
     assert "this unmask is in the audit as operator" in err
     assert code_j == 0 and json.loads(out_j)["result"]["structuredContent"]["email"] == records.EMAIL
     assert code_x == 1 and "masked call '0123456789abcdef' not found" in err_x and "keep_hours" in err_x
+    assert own.status_code == 200 and own.json()["result"]["structuredContent"]["card"] == records.CARD
+    assert records.PHONE in own.json()["text"] and own.json()["masked"]["phone"] == 2
+    assert other.status_code == 404 and leaks(other.text) == []  # bob may not open alice's call, nor learn of it
+    assert form.status_code == 200 and "Unmask" in form.text and anonymous.status_code == 401
     unmasks = [r for r in json.loads(listing) if r["tool"] == "hermes-hub audit --unmask"]
     assert [(r["user_id"], r["outcome"], r["call_id"], r["arguments"]["owner"]) for r in unmasks] == [
         ("operator", "refused", "0123456789abcdef", None), ("operator", "ok", row["call_id"], "alice"),
-        ("operator", "ok", row["call_id"], "alice")]
+        ("operator", "ok", row["call_id"], "alice"), ("bob", "refused", row["call_id"], None),
+        ("alice", "ok", row["call_id"], "alice")]
     assert row["call_id"] in table  # `hermes-hub audit` shows the id a person unmasks by
