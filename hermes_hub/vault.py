@@ -134,6 +134,10 @@ class Vault:
         self._aead = AESGCM(key.material)
         self.key = key
 
+    @property
+    def store(self) -> SealedStore:
+        return self._store
+
     async def put(self, user_id: str, kind: str, name: str, value: str, *, limit: int = MAX_VALUE_BYTES) -> None:
         """Seal ``value``; ``limit`` (bytes) is raised only for values bounded elsewhere (a masked result)."""
         data = value.encode()

@@ -82,7 +82,7 @@ class MaskStep:
             call.notes["sealed"] = True
             if time.monotonic() - self._pruned > PRUNE_EVERY:
                 self._pruned = time.monotonic()
-                await originals.prune(vault, keep_hours=self.config.keep_hours)
+                await originals.prune(vault.store, keep_hours=self.config.keep_hours)
         except Exception:  # the masked result still goes out: losing the original never unmasks anything
             log.exception("could not keep the original of call %s (%s); it is masked and cannot be unmasked",
                           call.call_id, call.tool)

@@ -59,23 +59,16 @@ async def seal(vault: Vault, call: Call, result: types.CallToolResult, masked: d
     await vault.put(call.user_id, KIND, call.call_id, json.dumps(payload, ensure_ascii=False), limit=limit)
 
 
-async def prune(vault: Vault, *, keep_hours: float) -> int:
+async def prune(store: Any, *, keep_hours: float) -> int:
     """Delete the originals older than ``keep_hours``; return how many went."""
-    cutoff = utcnow() - timedelta(hours=keep_hours)
-    old = [n for n in await vault.names(None, KIND) if n.updated_at < cutoff]
-    for n in old:
-        await vault.delete(n.user_id, KIND, n.name)
-    return len(old)
+    return int(await store.prune_sealed(KIND, utcnow() - timedelta(hours=keep_hours)))
 
 
 async def unmask(store: Any, vault: Vault, call_id: str, *, viewer_id: str, admin: bool,
                  keep_hours: float) -> Original:
     """The original of call ``call_id``'s masked result, for ``viewer_id``; audited whatever the outcome."""
-    owner = None
-    if admin:
-        owner = next((n.user_id for n in await vault.names(None, KIND) if n.name == call_id), None)
-    elif await store.get_sealed(viewer_id, KIND, call_id) is not None:
-        owner = viewer_id
+    owners = await store.sealed_owners(KIND, call_id)  # call ids are random: one owner at most
+    owner = owners[0] if owners and (admin or owners[0] == viewer_id) else None
     rec = None if owner is None else await store.get_sealed(owner, KIND, call_id)
     if rec is not None and rec.updated_at < utcnow() - timedelta(hours=keep_hours):
         await vault.delete(owner, KIND, call_id)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -14,7 +16,10 @@ from mcp import Client
 
 from hermes_hub.config import parse_config
 from hermes_hub.hub import Hub
+from hermes_hub.pipeline import originals
 from hermes_hub.storage import open_store
+from hermes_hub.storage.records import utcnow
+from hermes_hub.vault import SecretKey, Vault
 from tests.postgres import new_database
 from tests.support import PROJECT, as_user, serve_process, until, until_listed
 
@@ -88,7 +93,7 @@ async def test_each_limit_refuses_naming_itself_and_its_reset_and_resets_on_the_
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-async def test_a_counter_takes_only_within_its_limit_gives_back_and_empties_when_it_expires(backend, tmp_path,
+async def test_a_counter_takes_within_its_limit_gives_back_and_expires_and_originals_are_pruned(backend, tmp_path,
                                                                                             request):
     url = (await new_database(request.getfixturevalue("pg_server")) if backend == "postgres"
            else f"sqlite:///{tmp_path}/c.db")
@@ -99,7 +104,15 @@ async def test_a_counter_takes_only_within_its_limit_gives_back_and_empties_when
         expired = await store.take_counter("r|minute|ann", 60.0, 1, 2, now=120.0, expires_at=180.0)
         read = await store.read_counter("r|minute|ann", 60.0, now=121.0)
         pruned = await store.prune_counters(now=500.0)
+        vault = Vault(store, SecretKey.from_text("k" * 40, "test", shared=False))
+        await vault.put("ann", originals.KIND, "0a1b2c3d4e5f6071", "{}")
+        owners = await store.sealed_owners(originals.KIND, "0a1b2c3d4e5f6071")
+        kept = await originals.prune(store, keep_hours=1)
+        await store.put_sealed(replace(await store.get_sealed("ann", originals.KIND, "0a1b2c3d4e5f6071"),
+                                       updated_at=utcnow() - timedelta(hours=2)))
+        gone = await originals.prune(store, keep_hours=1)
     assert takes == [1, 2, None] and back == 2 and expired == 1 and read == 1 and pruned == 1
+    assert owners == ["ann"] and kept == 0 and gone == 1  # masked originals go after guards.mask.keep_hours
 
 
 async def test_two_replicas_on_one_postgresql_share_a_limit(pg_server, tmp_path):
