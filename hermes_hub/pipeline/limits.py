@@ -116,12 +116,12 @@ class Limits:
             counter = f"{name}|minute|{who}"
             if await store.take_counter(counter, win, 1, rule.calls_per_minute, now=now,
                                         expires_at=win + MINUTE) is None:
-                return Refusal(name, f"{rule.calls_per_minute} calls a minute {scope}", win + MINUTE, now)
+                return Refusal(name, f"{_calls(rule.calls_per_minute)} a minute {scope}", win + MINUTE, now)
             taken.append((counter, win))
         if rule.concurrent is not None:
             counter = f"{name}|busy|{who}"
             if await store.take_counter(counter, 0, 1, rule.concurrent, now=now, expires_at=now + LEASE) is None:
-                return Refusal(name, f"{rule.concurrent} calls at once {scope}", None, now)
+                return Refusal(name, f"{_calls(rule.concurrent)} at once {scope}", None, now)
             taken.append((counter, 0))
         return None
 
@@ -147,6 +147,10 @@ class Limits:
         return [(n, r) for n, r in self.rules if r.tokens_per_day is not None
                 and any(fnmatchcase(user_id, g) for g in r.users)
                 and any(fnmatchcase(AGENT_TOOL[0], g) for g in r.servers)]
+
+
+def _calls(n: int) -> str:
+    return f"{n} call" if n == 1 else f"{n} calls"
 
 
 def _scope(rule: LimitRule, who: str) -> str:

@@ -83,7 +83,7 @@ async def test_each_limit_refuses_naming_itself_and_its_reset_and_resets_on_the_
         "2027-01-15 08:01:00 UTC (in 55 s) (guards.limits in hub.json)")
     assert over.meta["hermes-hub/limit"] == {"limit": "lookups", "retry_after": 55, "resets_at": START + 60}
     assert held[0].content[0].text == "waited" and not after.is_error
-    assert busy.is_error and text(busy).startswith(f"limit 'one-wait' reached: 1 calls at once for user {user}")
+    assert busy.is_error and text(busy).startswith(f"limit 'one-wait' reached: 1 call at once for user {user}")
     assert "as soon as one of the running calls ends" in text(busy)
     assert not run.is_error and "The run stopped before its next round: limit 'agent-day' reached" in (
         run.structured_content["answer"])
@@ -138,5 +138,5 @@ async def test_two_replicas_on_one_postgresql_share_a_limit(pg_server, tmp_path)
                         return r if r.is_error else None
                     refused = await until(refused_on_b, 40, every=0.2)
                 freed = await on_b.call_tool("records_wait", {"seconds": 0})
-    assert text(refused).startswith("limit 'one-wait' reached: 1 calls at once for user ann")
+    assert text(refused).startswith("limit 'one-wait' reached: 1 call at once for user ann")
     assert text(held[0]) == "waited" and not freed.is_error
