@@ -1,8 +1,9 @@
 """The limits step: calls a minute, calls at once and the agent's model tokens a day, per rule.
 
     limits = Limits(config.guards.limits, store=lambda: hub.store)
-    # a call over a limit: "limit 'crm' reached: 30 calls a minute per user on tools crm_*; it resets at
-    #   16:31:00 UTC (in 23 s)" as a tool error; the server is never called
+    # a call over a limit, as a tool error (the server is never called): "limit 'crm' reached: 30 calls a
+    #   minute for user ann on tools crm_*; it resets at 2026-12-01 16:31:00 UTC (in 23 s) (guards.limits
+    #   in hub.json)", with {"hermes-hub/limit": {"limit", "retry_after", "resets_at"}} in its _meta
 
 Every rule of ``guards.limits`` whose ``users``, ``tools`` (public names) and ``servers`` globs cover a
 call applies to it; ``per_user`` (the default) gives each user a count of their own, else one count is
