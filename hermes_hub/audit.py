@@ -50,6 +50,7 @@ class Recording:
     outcome: str = "ok"
     error: str | None = None
     result_size: int | None = None
+    call_id: str | None = None  # the pipeline's id of the call (``hermes_hub.pipeline.Call``)
 
     def tool_error(self, text: str) -> None:
         """The call returned an error result (``isError``) rather than raising."""
@@ -132,7 +133,7 @@ async def record(store: Store, *, user_id: str, tool: str, server: str | None = 
                           session_id=session_id, arguments=masker(arguments or {}, limit=MAX_STRING),
                           error=masker.text(rec.error, limit=MAX_ERROR) if rec.error else None,  # may quote arguments
                           result_size=rec.result_size,
-                          run_id=run_id)
+                          run_id=run_id, call_id=rec.call_id)
         if writer is not None:
             writer.submit(row)
         else:
@@ -162,6 +163,7 @@ class AuditEntry(BaseModel):
     duration_ms: float
     result_size: int | None
     run_id: str | None = None  # the agent run that made the call
+    call_id: str | None = None  # what `hermes-hub audit --unmask CALL_ID` names
 
 
 async def query(store: Store, caller: str, *, admin: bool = False, user: str | None = None, tool: str | None = None,
@@ -176,7 +178,8 @@ async def query(store: Store, caller: str, *, admin: bool = False, user: str | N
     rows = await store.query_audit(user_id=user if admin else caller, tool=tool, since=since, limit=limit)
     return [AuditEntry(id=r.id or 0, at=r.at, user_id=r.user_id, session_id=r.session_id, tool=r.tool,
                        server=r.server, arguments=r.arguments, outcome=r.outcome, error=r.error,
-                       duration_ms=r.duration_ms, result_size=r.result_size, run_id=r.run_id) for r in rows]
+                       duration_ms=r.duration_ms, result_size=r.result_size, run_id=r.run_id,
+                       call_id=r.call_id) for r in rows]
 
 
 async def prune(store: Store, *, days: float, now: datetime | None = None) -> int:

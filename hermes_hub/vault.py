@@ -134,10 +134,15 @@ class Vault:
         self._aead = AESGCM(key.material)
         self.key = key
 
-    async def put(self, user_id: str, kind: str, name: str, value: str) -> None:
+    @property
+    def store(self) -> SealedStore:
+        return self._store
+
+    async def put(self, user_id: str, kind: str, name: str, value: str, *, limit: int = MAX_VALUE_BYTES) -> None:
+        """Seal ``value``; ``limit`` (bytes) is raised only for values bounded elsewhere (a masked result)."""
         data = value.encode()
-        if len(data) > MAX_VALUE_BYTES:
-            raise VaultError(f"the {kind} {name!r} is {len(data):,} bytes; at most {MAX_VALUE_BYTES:,} can be kept")
+        if len(data) > limit:
+            raise VaultError(f"the {kind} {name!r} is {len(data):,} bytes; at most {limit:,} can be kept")
         nonce = os.urandom(_NONCE)
         sealed = nonce + self._aead.encrypt(nonce, data, _bound(user_id, kind, name))
         await self._store.put_sealed(SealedRecord(user_id, kind, name, self.key.id, sealed, utcnow()))

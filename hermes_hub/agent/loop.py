@@ -32,7 +32,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -98,7 +98,8 @@ class Agent:
                  *, own_tools: str, summaries: Summarizer | None = None,
                  model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER,
                  artifacts: Artifacts | None = None, artifact_reader: str | None = None,
-                 gate: RunGate | None = None) -> None:
+                 gate: RunGate | None = None,
+                 budget: Callable[[str, int], Awaitable[str | None]] | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
@@ -107,6 +108,7 @@ class Agent:
         self.artifacts = artifacts  # where a cut result is kept whole; None: the rest is lost
         self.artifact_reader = artifact_reader  # public name of hermes_artifact_read, offered once a run has one
         self.gate = gate  # the hub's limit on runs at once (agent.max_concurrent); None: no limit
+        self.budget = budget  # guards.limits tokens_per_day: counts a reply's tokens, says when the day's are spent
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
         model = self.model_for(profile) if self.model_for is not None else self.model
@@ -229,6 +231,11 @@ class Agent:
                       tool_calls=len(reply.tool_calls), prompt=prompt, response=prompts.response(reply))
             run.input_tokens += reply.usage.input_tokens
             run.output_tokens += reply.usage.output_tokens
+            spent = self.budget and await self.budget(ctx.caller.user_id, reply.usage.input_tokens
+                                                      + reply.usage.output_tokens)
+            if spent and reply.tool_calls:  # an answer already paid for is kept; no further round is
+                run.stop_reason, run.answer = "budget", f"The run stopped before its next round: {spent}"
+                return
             if not reply.tool_calls:  # issue 20: an answer cut by max_tokens is continued once, or said to be cut
                 run.answer, cut, more = await finish(model, messages, system, profile, reply, lambda **f: run.event(
                     "request", round=round_no, provider=model.name, **{k: self.masker.text(v) if k == "error" else v

@@ -41,6 +41,7 @@ class Outcome(Protocol):
     """What the audit learns about a call from inside it (see ``hermes_hub.audit.Recording``)."""
 
     result_size: int | None
+    call_id: str | None
 
     def tool_error(self, text: str) -> None: ...
     def refused(self, text: str) -> None: ...
@@ -48,6 +49,7 @@ class Outcome(Protocol):
 
 class _Unrecorded:
     result_size: int | None = None
+    call_id: str | None = None
 
     def tool_error(self, text: str) -> None: ...
     def refused(self, text: str) -> None: ...
@@ -195,7 +197,7 @@ class Catalog:
                 visible = [t.name for t in self.list_tools(ctx.caller) if ctx.in_scope is None or ctx.in_scope(t.name)]
                 raise UnknownName("tool", name, f"{did_you_mean(name, visible)}call tools/list for the current names "
                                                 f"(each is prefixed by its server)")
-            result = await self._forward(entry, name, arguments or {}, ctx)
+            result = await self._forward(entry, name, arguments or {}, ctx, outcome)
             if isinstance(result, types.CallToolResult):
                 outcome.result_size = rough_size(result)
                 if result.is_error:
@@ -203,11 +205,13 @@ class Catalog:
             return result
 
     async def _forward(self, entry: Entry, name: str, arguments: dict[str, Any], ctx: CallContext,
-                       ) -> types.CallToolResult | types.InputRequiredResult:
+                       outcome: Outcome | None = None) -> types.CallToolResult | types.InputRequiredResult:
         if problems := entry.check.problems(arguments):
             listing = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the tool again.")
         call = Call(name, entry.mount.source.name, entry.original, arguments, ctx, entry.item)
+        if outcome is not None:
+            outcome.call_id = call.call_id  # the audit row names the call (hermes-hub audit --unmask CALL_ID)
         # a step may change what is sent (the approval step drops its own round's state)
         return await self.pipeline.run(call, lambda: self._send(entry, name, call.arguments, call.ctx))
 

@@ -127,11 +127,18 @@ def token_revoke(token_id: str, config: str) -> None:
 @click.option("--since", help="ISO 8601 time, or a duration like 30m, 12h, 7d")
 @click.option("--limit", type=int, default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--unmask", "unmask", metavar="CALL_ID", help="show the original of a masked call result (audited)")
 @CONFIG
-def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, config: str) -> None:
-    """Show tool calls made through the hub, newest first (secrets masked)."""
+def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, unmask: str | None,
+              config: str) -> None:
+    """Show tool calls made through the hub, newest first (secrets masked); --unmask CALL_ID shows one
+    masked result's original to whoever holds the hub's store and key, and writes an audit row naming them."""
 
     from hermes_hub import audit
+
+    if unmask is not None:
+        _run(_unmask, config, unmask, as_json)
+        return
 
     async def go() -> None:
         async with _store(config) as store:
@@ -139,11 +146,35 @@ def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int,
         if as_json:
             click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2, ensure_ascii=False))
             return
-        click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "error"],
+        click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "call", "error"],
                                 [[r.at.isoformat()[:19], r.user_id, r.tool, r.outcome, round(r.duration_ms, 1),
-                                  r.error] for r in rows]))
+                                  r.call_id or "", r.error] for r in rows]))
 
     _run(go)
+
+
+async def _unmask(config: str, call_id: str, as_json: bool) -> None:
+    """The CLI opens the store and the key itself, so its operator is an admin; the row names them."""
+    from hermes_hub.config import load_config
+    from hermes_hub.identity import local_user_name
+    from hermes_hub.pipeline.originals import unmask
+    from hermes_hub.storage import open_store
+    from hermes_hub.vault import Vault, load_hub_key
+
+    cfg = load_config(config)
+    who = cfg.auth.local_user or local_user_name()
+    keep = cfg.guards.mask.keep_hours if cfg.guards.mask else 24.0
+    async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
+        vault = Vault(store, load_hub_key(cfg.storage.url, cfg.base_dir))
+        found = await unmask(store, vault, call_id, viewer_id=who, admin=True, keep_hours=keep)
+    if as_json:
+        click.echo(json.dumps({"call_id": found.call_id, "user": found.user_id, "tool": found.tool,
+                               "masked": found.masked, "result": found.result}, indent=2, ensure_ascii=False))
+        return
+    masked = ", ".join(f"{n} {kind}" for kind, n in found.masked.items())
+    click.echo(f"call {found.call_id} of {found.user_id}: {found.tool} (masked: {masked}); "
+               f"this unmask is in the audit as {who}", err=True)
+    click.echo(found.text())
 
 
 def _since(raw: str | None) -> datetime | timedelta | None:

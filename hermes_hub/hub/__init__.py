@@ -22,7 +22,6 @@ from hermes_hub.agent.artifacts import Artifacts
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.loop import Agent
 from hermes_hub.agent.profiles import Profile
-from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.guard import PinGuard
@@ -44,22 +43,21 @@ from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
+from hermes_hub.hub.parts import Parts
 from hermes_hub.hub.reports import Reports
-from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
+from hermes_hub.identity import ADMIN, IDENTITY_KEY, local_user_name
 from hermes_hub.masking import Masker
-from hermes_hub.memory import Memories
 from hermes_hub.pipeline import Pipeline, Step
 from hermes_hub.pipeline.approval import ApprovalStep, Rules
 from hermes_hub.pipeline.approvals import Approvals
+from hermes_hub.pipeline.limits import Limits
+from hermes_hub.pipeline.mask import masking_steps
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store
 from hermes_hub.toolsets.search import ToolIndex
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
-from hermes_hub.vault import Vault
 
 
 @asynccontextmanager
@@ -79,7 +77,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     VERSION = "0.0.0"
 
 
-class Hub(Reports):
+class Hub(Parts, Reports):
     """The hub. ``Hub.from_file(path)`` is how every command builds it (it reloads the file on
     SIGHUP and whenever it changes); ``Hub(config)`` serves a config built in memory."""
 
@@ -155,63 +153,13 @@ class Hub(Reports):
                            f"reload are served after a restart")
         return self.endpoints[toolset]
 
-    # -- the services: there once the hub has started (``HubError`` before) -------------------
-
-    @property
-    def services(self) -> Services:
-        if self._services is None:
-            raise HubError("the hub's store is not open; its sessions, memory, tokens and agent are available once "
-                           "the hub has started")
-        return self._services
-
-    @property
-    def started(self) -> bool:
-        return self._services is not None
-
-    @property
-    def store(self) -> Store:
-        return self.services.store
-
-    @property
-    def vault(self) -> Vault:
-        return self.services.vault
-
-    @property
-    def sessions(self) -> Sessions:
-        return self.services.sessions
-
-    @property
-    def memories(self) -> Memories:
-        return self.services.memories
-
-    @property
-    def authenticator(self) -> Authenticator:
-        return self.services.authenticator
-
-    @property
-    def audit_writer(self) -> audit.AuditWriter:
-        return self.services.audit_writer
-
-    @property
-    def model(self) -> Provider | None:
-        return self.services.model
-
-    @property
-    def summaries(self) -> Summarizer | None:
-        return self.services.summaries
-
-    def _sessions(self) -> Sessions:
-        return self.sessions
-
-    def _memories(self) -> Memories:
-        return self.memories
-
     def _agent(self) -> Agent:
         prefix, sep = self.config.hub.prefix, self.config.hub.separator
         own = f"{prefix}{sep}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
                      model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
-                     artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate)
+                     artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate,
+                     budget=self.limits.spend)
 
     def _model_for(self, profile: Profile) -> Provider | None:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed
@@ -220,11 +168,6 @@ class Hub(Reports):
         if settings is self.config.agent or settings == self.config.agent:
             return self.model
         return None if settings.provider is None else self.services.model_for(settings)
-
-    async def audited_store(self) -> Store:
-        """The store, with every audit row submitted so far written (readers see their last call)."""
-        await self.audit_writer.flush()
-        return self.store
 
     def identify(self, ctx: Any) -> Identity:
         """The caller of a request: over HTTP who the auth middleware found, on stdio the local user.
@@ -273,8 +216,11 @@ class Hub(Reports):
     def _pipeline(self, config: HubConfig) -> list[Step]:
         """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
         steps: list[Step] = []
+        self.limits = Limits(config.guards.limits, lambda: self.store if self._services else None)
+        steps += [self.limits] if config.guards.limits else []  # 2. calls a minute, at once, agent tokens a day
         if config.guards.approve is not None:  # 3. approval: a person's yes before the call
             steps.append(ApprovalStep(Rules.of(config.guards.approve), self.approvals))
+        steps += masking_steps(config, lambda: self.vault if self._services else None)  # innermost
         return steps
 
     def _mounts(self) -> list[Mount]:

@@ -12,8 +12,15 @@ an error result without calling ``proceed``), wait (an approval), hold something
 outermost. The steps, in order, are built by the hub from ``hub.json``'s ``guards`` and the
 environment (``Hub._pipeline``); with none configured the list is empty and a call costs one loop.
 
-Steps, outermost first: ... ``approval`` (``approval.py``, ``guards.approve``: a call that needs a
-person's yes waits for it, bound to caller, tool, argument digest and expiry) ...
+The steps, outermost first (each a module of this package):
+
+- ``limits``: ``guards.limits``, calls a minute, calls at once and the agent's model tokens a day, per
+  user, tool glob and server, counted in the store so replicas share them; a call over one gets a tool
+  error naming the limit and its reset.
+- ``approval``: ``guards.approve``, a call that needs a person's yes waits for it, bound to the caller,
+  the tool, a digest of the arguments and an expiry (``approvals``: the pending ones, in the store).
+- ``mask``: ``guards.mask``, the innermost: the values its ``detectors`` find leave as placeholders,
+  and the original is sealed for the audited ``hermes-hub audit --unmask CALL_ID`` (``originals``).
 
 The steps do not import each other; each is its own module of this package. What a step learns about
 a call that others (the audit row, telemetry) want goes in ``call.notes``.

@@ -35,7 +35,7 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
     ("tool_pins", "server, tool", ("server", "tool", "digest", "definition", "pinned_at", "pinned_by", "seen_digest",
                                    "seen_definition", "seen_at")),
     ("audit", "id", ("id", "at", "user_id", "session_id", "tool", "server", "arguments", "outcome", "error",
-                     "duration_ms", "result_size", "run_id")),
+                     "duration_ms", "result_size", "run_id", "call_id")),
     ("memories", "pk", ("pk", "id", "user_id", "text", "text_key", "kind", "confidence", "source", "created_at",
                         "event_time", "last_recalled_at", "recall_count", "superseded_by", "superseded_at", "state",
                         "flags")),

@@ -167,6 +167,7 @@ class AuditRecord:
     result_size: int | None = None
     id: int | None = None  # assigned by the store
     run_id: str | None = None  # the agent run that made the call
+    call_id: str | None = None  # the pipeline's id of the call (``hermes-hub audit --unmask CALL_ID``)
 
 
 MEMORY_STATES: tuple[str, ...] = ("active", "archived")

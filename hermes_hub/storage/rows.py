@@ -36,9 +36,10 @@ SEALED_COLS = "user_id, kind, name, key_id, sealed, updated_at"
 GRANT_COLS = "id, user_id, role, client_id, client_name, resource, scopes, created_at, revoked_at"
 OAUTH_TOKEN_COLS = "token_hash, kind, grant_id, client_id, data, created_at, expires_at, used_at"
 PIN_COLS = "server, tool, digest, definition, pinned_at, pinned_by, seen_digest, seen_definition, seen_at"
-AUDIT_COLS = "id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id"
+AUDIT_COLS = ("id, at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, run_id, "
+              "call_id")
 AUDIT_INSERT_COLS = ("at, user_id, session_id, tool, server, arguments, outcome, error, duration_ms, result_size, "
-                     "run_id")
+                     "run_id, call_id")
 RUN_COLS = ("run_id, user_id, session_id, profile, task, started_at, ended_at, stop_reason, rounds, input_tokens, "
             "output_tokens, answer, trace, rating, comment")
 MEMORY_COLS = ("id, user_id, text, kind, confidence, source, created_at, event_time, last_recalled_at, recall_count, "
@@ -140,14 +141,14 @@ def pin_values(rec: PinRecord) -> tuple[Any, ...]:
 
 
 def audit_record(row: tuple[Any, ...]) -> AuditRecord:
-    aid, at, uid, sid, tool, server, arguments, outcome, error, ms, size, run = row
-    return AuditRecord(dt(at), uid, tool, outcome, ms, server, sid, json.loads(arguments), error, size, aid, run)
+    aid, at, uid, sid, tool, server, arguments, outcome, error, ms, size, run, call = row
+    return AuditRecord(dt(at), uid, tool, outcome, ms, server, sid, json.loads(arguments), error, size, aid, run, call)
 
 
 def audit_values(rec: AuditRecord) -> tuple[Any, ...]:
     """The values of ``AUDIT_INSERT_COLS``, in order."""
     return (ts(rec.at), rec.user_id, rec.session_id, rec.tool, rec.server, loose_dumps(rec.arguments), rec.outcome,
-            rec.error, rec.duration_ms, rec.result_size, rec.run_id)
+            rec.error, rec.duration_ms, rec.result_size, rec.run_id, rec.call_id)
 
 
 def run_record(row: tuple[Any, ...]) -> RunRecord:

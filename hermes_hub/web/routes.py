@@ -38,6 +38,7 @@ from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
 from hermes_hub.web.logins import IDLE, LIFETIME
 from hermes_hub.web.secrets import secret_routes, secrets_view
+from hermes_hub.web.unmask import unmask_routes
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -212,6 +213,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         *connect_routes(hub, access),  # Connect: OAuth sign-in to a server in NEEDS_AUTH
         *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
         *approval_routes(hub, access),  # "Waiting for your approval": each viewer's own (web/approvals.py)
+        *unmask_routes(hub, access, _page),  # a masked result's original, audited (web/unmask.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
         *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)

@@ -34,6 +34,7 @@ class Dialect:
     pins: ModuleType
     artifacts: ModuleType
     approvals: ModuleType
+    counters: ModuleType  # guards.limits
 
 
 class Runner:

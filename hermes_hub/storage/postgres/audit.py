@@ -9,7 +9,7 @@ from hermes_hub.storage.records import AuditRecord
 from hermes_hub.storage.rows import AUDIT_COLS, AUDIT_INSERT_COLS, audit_record, audit_values, ts
 
 Connection = Any
-_INSERT = f"INSERT INTO audit ({AUDIT_INSERT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+_INSERT = f"INSERT INTO audit ({AUDIT_INSERT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 
 
 async def add_audit(db: Connection, rec: AuditRecord) -> int:

@@ -32,3 +32,13 @@ async def list_sealed(db: Connection, user_id: str | None, kind: str | None) -> 
     rows = await db.fetch(f"SELECT {SEALED_COLS} FROM sealed_secrets WHERE ($1::text IS NULL OR user_id = $1) "
                           "AND ($2::text IS NULL OR kind = $2) ORDER BY user_id, kind, name", user_id, kind)
     return [sealed_record(tuple(r)) for r in rows]
+
+
+async def sealed_owners(db: Connection, kind: str, name: str) -> list[str]:
+    return [r[0] for r in await db.fetch("SELECT user_id FROM sealed_secrets WHERE kind = $1 AND name = $2 "
+                                         "ORDER BY user_id", kind, name)]
+
+
+async def prune_sealed(db: Connection, kind: str, before: float) -> int:
+    return int((await db.execute("DELETE FROM sealed_secrets WHERE kind = $1 AND updated_at < $2",
+                                 kind, before)).split()[-1])

@@ -26,6 +26,7 @@ from hermes_hub.storage.postgres import (
     approvals,
     artifacts,
     audit,
+    counters,
     claims,
     indexing,
     jobs,
@@ -72,7 +73,7 @@ class PostgresStore(SharedMethods):
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts, approvals=approvals)
+                   pins=pins, artifacts=artifacts, approvals=approvals, counters=counters)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

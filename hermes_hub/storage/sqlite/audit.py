@@ -9,7 +9,7 @@ from hermes_hub.storage.records import AuditRecord
 from hermes_hub.storage.rows import AUDIT_COLS, AUDIT_INSERT_COLS, audit_record, audit_values, ts
 
 Connection = Any
-_INSERT = f"INSERT INTO audit ({AUDIT_INSERT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = f"INSERT INTO audit ({AUDIT_INSERT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def add_audit(db: Connection, rec: AuditRecord) -> int:
@@ -37,3 +37,9 @@ def query_audit(db: Connection, user_id: str | None, tool: str | None, since: da
 
 def prune_audit(db: Connection, before: datetime) -> int:
     return db.execute("DELETE FROM audit WHERE at < ?", (ts(before),)).rowcount
+
+
+def m017_audit_call_ids(db: Connection) -> None:
+    """The pipeline's id of each call, so a person can name one (``hermes-hub audit --unmask CALL_ID``)."""
+    db.execute("ALTER TABLE audit ADD COLUMN call_id TEXT")
+    db.execute("CREATE INDEX audit_by_call ON audit (call_id) WHERE call_id IS NOT NULL")

@@ -16,6 +16,8 @@ from hermes_hub.errors import StorageError
 # newer tables' SQL lives with their queries
 from hermes_hub.storage.sqlite.artifacts import m015_artifacts
 from hermes_hub.storage.sqlite.approvals import m016_approvals
+from hermes_hub.storage.sqlite.audit import m017_audit_call_ids
+from hermes_hub.storage.sqlite.counters import m018_limit_counters
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
 
@@ -351,6 +353,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m014_tool_pins,
     m015_artifacts,
     m016_approvals,
+    m017_audit_call_ids,
+    m018_limit_counters,
 ]
 
 

@@ -48,3 +48,13 @@ def list_sealed(db: Connection, user_id: str | None, kind: str | None) -> list[S
                       "AND (? IS NULL OR kind = ?) ORDER BY user_id, kind, name",
                       (user_id, user_id, kind, kind)).fetchall()
     return [sealed_record(r) for r in rows]
+
+
+def sealed_owners(db: Connection, kind: str, name: str) -> list[str]:
+    """The users holding a value of ``kind`` named ``name`` (a masked call's original: one)."""
+    return [r[0] for r in db.execute("SELECT user_id FROM sealed_secrets WHERE kind = ? AND name = ? "
+                                     "ORDER BY user_id", (kind, name))]
+
+
+def prune_sealed(db: Connection, kind: str, before: float) -> int:
+    return db.execute("DELETE FROM sealed_secrets WHERE kind = ? AND updated_at < ?", (kind, before)).rowcount

@@ -34,6 +34,7 @@ from hermes_hub.storage.sqlite import (
     approvals,
     artifacts,
     audit,
+    counters,
     indexing,
     jobs,
     logins,
@@ -62,7 +63,7 @@ class SQLiteStore(SharedMethods):
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts, approvals=approvals)
+                   pins=pins, artifacts=artifacts, approvals=approvals, counters=counters)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path

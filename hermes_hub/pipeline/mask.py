@@ -1,0 +1,120 @@
+"""The masking step: sensitive values in a result are replaced before any host or model sees it.
+
+    steps = masking_steps(config, vault=lambda: hub.vault)  # [MaskStep] when guards.mask is set
+    # a result "call Ann at 138 1234 5678" leaves the catalog as "call Ann at [phone#1]"
+
+It is the innermost step, so everything after it (the audit row's error text, a session's tool
+message, an agent run's trace, the host) holds the masked result only. The calls it covers are those
+whose server and public tool name match ``guards.mask.servers`` and ``tools`` (globs). It masks the
+text blocks, the text of embedded resources and every string of ``structuredContent`` with one
+placeholder per distinct value in the call (``hermes_hub.pipeline.detectors``). When something was
+masked, the original result is sealed in the vault under the call id (``originals``) and
+``call.notes["masked"]`` counts what was found, by kind.
+
+Detection is linear in the result's length, which ``hub.max_result_bytes`` already bounds; a result
+past ``THREAD_CHARS`` is masked on a worker thread, so a big one never stalls the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from fnmatch import fnmatchcase
+from typing import Any
+
+import anyio
+import mcp.types as types
+
+from hermes_hub.config import HubConfig
+from hermes_hub.config.guard_rules import MaskSection
+from hermes_hub.pipeline import Call, Result, Send
+from hermes_hub.pipeline import originals
+from hermes_hub.pipeline.detectors import Found, Redactor
+from hermes_hub.vault import Vault
+
+log = logging.getLogger("hermes_hub.pipeline")
+THREAD_CHARS = 32_000  # below this, masking costs less than the hop to a thread
+PRUNE_EVERY = 3600.0  # seconds between sweeps of expired originals
+
+
+class MaskStep:
+    def __init__(self, config: MaskSection, vault: Callable[[], Vault | None], max_result_bytes: int) -> None:
+        self.config = config
+        self.redactor = Redactor(config.detectors, config.patterns)
+        self.vault = vault
+        self.seal_limit = 2 * max_result_bytes + 64 * 1024  # the JSON of a result the catalog has cut to size
+        self._pruned = 0.0
+
+    def covers(self, call: Call) -> bool:
+        return (any(fnmatchcase(call.server, g) for g in self.config.servers)
+                and any(fnmatchcase(call.tool, g) for g in self.config.tools))
+
+    async def __call__(self, call: Call, proceed: Send) -> Result:
+        result = await proceed()
+        if not isinstance(result, types.CallToolResult) or not self.covers(call):
+            return result
+        if _chars(result) > THREAD_CHARS:
+            masked, found = await anyio.to_thread.run_sync(self.mask, result)
+        else:
+            masked, found = self.mask(result)
+        if not found.originals:
+            return result
+        call.notes["masked"] = dict(found.counts)
+        await self._seal(call, result, found)
+        return masked
+
+    def mask(self, result: types.CallToolResult) -> tuple[types.CallToolResult, Found]:
+        """``result`` with what the detectors find replaced; the placeholders of this one call."""
+        found = self.redactor.session()
+        content = [_block(b, found) for b in result.content]
+        structured = None if result.structured_content is None else _walk(result.structured_content, found)
+        if not found.originals:
+            return result, found
+        return result.model_copy(update={"content": content, "structured_content": structured}), found
+
+    async def _seal(self, call: Call, result: types.CallToolResult, found: Found) -> None:
+        vault = self.vault()
+        if vault is None:  # a catalog run without a store (unit tests): masked, nothing kept
+            return
+        try:
+            await originals.seal(vault, call, result, dict(found.counts), self.seal_limit)
+            call.notes["sealed"] = True
+            if time.monotonic() - self._pruned > PRUNE_EVERY:
+                self._pruned = time.monotonic()
+                await originals.prune(vault.store, keep_hours=self.config.keep_hours)
+        except Exception:  # the masked result still goes out: losing the original never unmasks anything
+            log.exception("could not keep the original of call %s (%s); it is masked and cannot be unmasked",
+                          call.call_id, call.tool)
+
+
+def masking_steps(config: HubConfig, vault: Callable[[], Vault | None]) -> list[MaskStep]:
+    mask = config.guards.mask
+    return [] if mask is None else [MaskStep(mask, vault, config.hub.max_result_bytes)]
+
+
+def _block(block: Any, found: Found) -> Any:
+    if isinstance(block, types.TextContent):
+        return block.model_copy(update={"text": found.text(block.text)})
+    if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+        return block.model_copy(update={"resource": block.resource.model_copy(
+            update={"text": found.text(block.resource.text)})})
+    return block
+
+
+def _walk(value: Any, found: Found, depth: int = 0) -> Any:
+    if depth > 64:  # what is not scanned does not go out
+        return "…(nested deeper than 64 levels; masked)"
+    if isinstance(value, str):
+        return found.text(value)
+    if isinstance(value, dict):
+        return {k: _walk(v, found, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, found, depth + 1) for v in value]
+    return value
+
+
+def _chars(result: types.CallToolResult) -> int:
+    n = sum(len(getattr(b, "text", "") or "") + len(getattr(getattr(b, "resource", None), "text", "") or "")
+            for b in result.content)
+    return n + (0 if result.structured_content is None else len(str(result.structured_content)))

@@ -1,0 +1,87 @@
+"""The originals of masked results: sealed in the vault for a bounded time, opened only by an audited path.
+
+    await seal(vault, call, result)                       # the mask step, when it replaced something
+    opened = await unmask(store, vault, "9f2c...", viewer_id="ann", admin=False, keep_hours=24)
+
+A sealed original is bound (AES-GCM's associated data, ``hermes_hub.vault``) to the user whose call it
+was and to the call id, so it opens for that pair only. ``unmask`` is what ``hermes-hub audit --unmask
+CALL_ID`` and the status page call, never an MCP tool: an admin may open any call's original, anyone
+else only their own (another user's call id reads as unknown), and every attempt writes an audit row
+naming who asked, whose call it was and the call id. An original older than ``keep_hours`` is deleted
+rather than opened.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import mcp.types as types
+
+from hermes_hub.errors import NotFound
+from hermes_hub.pipeline import Call
+from hermes_hub.storage.records import AuditRecord, utcnow
+from hermes_hub.vault import Vault
+
+KIND = "masked"  # the vault's kind for these values; their name is the call id
+UNMASK_TOOL = "hermes-hub audit --unmask"  # what the audit row of an unmask names as its tool
+_HINT = ("masked originals are kept guards.mask.keep_hours hours; `hermes-hub audit` shows the call ids "
+         "of recent calls")
+
+
+@dataclass(frozen=True)
+class Original:
+    call_id: str
+    user_id: str
+    tool: str
+    server: str
+    masked: dict[str, int]
+    result: dict[str, Any]  # the CallToolResult as the server sent it (its JSON form)
+
+    def text(self) -> str:
+        """The result's text, one block a line, as a person reads it."""
+        parts = []
+        for block in self.result.get("content", []):
+            if block.get("type") == "text":
+                parts.append(block["text"])
+            elif block.get("type") == "resource" and "text" in block.get("resource", {}):
+                parts.append(block["resource"]["text"])
+        if (structured := self.result.get("structuredContent")) is not None:
+            parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
+        return "\n".join(parts)
+
+
+async def seal(vault: Vault, call: Call, result: types.CallToolResult, masked: dict[str, int], limit: int) -> None:
+    payload = {"tool": call.tool, "server": call.server, "masked": masked,
+               "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    await vault.put(call.user_id, KIND, call.call_id, json.dumps(payload, ensure_ascii=False), limit=limit)
+
+
+async def prune(store: Any, *, keep_hours: float) -> int:
+    """Delete the originals older than ``keep_hours``; return how many went."""
+    return int(await store.prune_sealed(KIND, utcnow() - timedelta(hours=keep_hours)))
+
+
+async def unmask(store: Any, vault: Vault, call_id: str, *, viewer_id: str, admin: bool,
+                 keep_hours: float) -> Original:
+    """The original of call ``call_id``'s masked result, for ``viewer_id``; audited whatever the outcome."""
+    owners = await store.sealed_owners(KIND, call_id)  # call ids are random: one owner at most
+    owner = owners[0] if owners and (admin or owners[0] == viewer_id) else None
+    rec = None if owner is None else await store.get_sealed(owner, KIND, call_id)
+    if rec is not None and rec.updated_at < utcnow() - timedelta(hours=keep_hours):
+        await vault.delete(owner, KIND, call_id)
+        rec = None
+    if rec is None:
+        await _audit(store, viewer_id, call_id, owner, "refused", "no masked original is kept for this call")
+        raise NotFound("masked call", call_id, _HINT)
+    data = json.loads(vault.open(rec))
+    await _audit(store, viewer_id, call_id, owner, "ok", None)
+    return Original(call_id, rec.user_id, data["tool"], data["server"], data.get("masked", {}), data["result"])
+
+
+async def _audit(store: Any, viewer_id: str, call_id: str, owner: str | None, outcome: str, error: str | None) -> None:
+    await store.add_audit(AuditRecord(at=utcnow(), user_id=viewer_id, tool=UNMASK_TOOL, outcome=outcome,
+                                      duration_ms=0.0, arguments={"call_id": call_id, "owner": owner},
+                                      error=error, call_id=call_id))
