@@ -36,6 +36,8 @@ from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound,
 from hermes_hub.sdk import host_connection
 from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.surface import Surface
+from hermes_hub.upstream.task_protocol import LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, with_task_support
+from hermes_hub.upstream.tasks import TaskBoard
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
@@ -73,14 +75,20 @@ class Announcer:
 
 
 class HubServer(Server[Any]):
-    """Advertise listChanged to handshake-era hosts on every transport (the SDK passes no options)."""
+    """Advertise listChanged to handshake-era hosts on every transport (the SDK passes no options),
+    and the 2025-11-25 ``tasks`` capability when the hub holds tasks."""
+
+    holds_tasks = False
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       *args: Any, **kwargs: Any) -> Any:
         opts = notification_options or NotificationOptions(
             tools_changed=True, resources_changed=True, prompts_changed=True
         )
-        return super().create_initialization_options(opts, *args, **kwargs)
+        init = super().create_initialization_options(opts, *args, **kwargs)
+        if self.holds_tasks:
+            init.capabilities.tasks = LEGACY_CAPABILITY
+        return init
 
 
 def _host_connection(ctx: Ctx) -> Any:
@@ -182,9 +190,11 @@ class ListingMemo:
 
 
 def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
-                 identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
+                 identify: Callable[[Ctx], Identity], instructions: str | None = None,
+                 tasks: TaskBoard | None = None) -> HubServer:
     """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
-    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped)."""
+    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped).
+    ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks."""
 
     def plain(ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
         return CallContext(identify(ctx))
@@ -193,6 +203,8 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         tools = catalog.list_tools(identify(ctx))
         if not _renders_apps(ctx):  # it would offer every listed tool to its model
             tools = [t for t in tools if apps.for_model(t)]
+        if tasks is not None and ctx.protocol_version == LEGACY_VERSION:
+            tools = with_task_support(tools)
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams,
@@ -281,4 +293,7 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
     server.middleware.append(CacheHints(catalog, identify))  # outside the memo: hints are per request
     server.middleware.append(ListingMemo(catalog, identify))
+    if tasks is not None:  # innermost: a task's call runs the rest of the pipeline as any call does
+        server.holds_tasks = True
+        TaskProtocol(tasks, identify, catalog.task_support).install(server)
     return server
