@@ -36,7 +36,7 @@ from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound,
 from hermes_hub.sdk import host_connection
 from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.surface import Surface
-from hermes_hub.upstream.task_protocol import LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, with_task_support
+from hermes_hub.upstream.task_protocol import LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, TaskSession, with_task_support
 from hermes_hub.upstream.tasks import TaskBoard
 
 log = logging.getLogger("hermes_hub.upstream")
@@ -117,6 +117,8 @@ def _host_channel(ctx: Ctx) -> HostChannel:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if isinstance(ctx.session, TaskSession):  # a host's task: its questions wait in the task
+            return ctx.session.channel(caps, ctx.request_id)
         rounds = tuple(kind for kind, cap in (("elicitation", caps.elicitation), ("sampling", caps.sampling)) if cap)
         return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id, in_rounds=rounds)
     related = ServerMessageMetadata(related_request_id=ctx.request_id)

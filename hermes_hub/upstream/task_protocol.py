@@ -32,7 +32,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from hermes_hub.bridge import STATE_PREFIX
-from hermes_hub.call import Identity
+from hermes_hub.call import HostChannel, Identity
 from hermes_hub.upstream.tasks import HostTask, TaskBoard, task_fields
 
 Ctx = ServerRequestContext[Any]
@@ -91,6 +91,26 @@ class TaskSession:
             await self._inner.send_log_message(*args, **kwargs)
         except Exception:  # noqa: BLE001 - as above
             pass
+
+    def channel(self, caps: types.ClientCapabilities, key: Any) -> HostChannel:
+        """How the call asks a 2026-07-28 host something: the question waits in the task (tasks/get shows
+        it as ``inputRequests``) until the host's tasks/update answers it."""
+
+        async def ask(request: Any, result_type: Any) -> Any:
+            key = f"q{len(self._task.asked) + 1}"
+            answers = await self._task.ask({key: request.model_dump(by_alias=True, mode="json", exclude_none=True)})
+            return result_type.model_validate(answers[key])
+
+        async def elicit(params: types.ElicitRequestParams) -> types.ElicitResult:
+            return await ask(types.ElicitRequest(params=params), types.ElicitResult)
+
+        async def sample(params: types.CreateMessageRequestParams) -> Any:
+            wanted = types.CreateMessageResultWithTools if params.tools or params.tool_choice else \
+                types.CreateMessageResult
+            return await ask(types.CreateMessageRequest(params=params), wanted)
+
+        return HostChannel(elicit=elicit if caps.elicitation else None, sample=sample if caps.sampling else None,
+                           key=key, why_not="the calling host did not declare it can answer that")
 
     async def send_request(self, request: Any, result_type: Any, **kwargs: Any) -> Any:
         task = self._task
