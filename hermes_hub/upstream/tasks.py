@@ -31,7 +31,8 @@ from hermes_hub.call import Identity
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 POLL_MS = 500  # suggested polling interval
-MAX_LIVE_PER_CALLER = 100  # tasks one caller may hold at once: each is a running call and a kept result
+MAX_LIVE_PER_CALLER = 100  # tasks one caller may have running at once
+MAX_KEPT_PER_CALLER = 500  # ended tasks kept per caller within their ttl: past it, the oldest go first
 UNKNOWN = "unknown task id {!r} (it expired, or was never created for you); start the call again"
 
 
@@ -143,8 +144,17 @@ class TaskBoard:
         keep = self.ttl_s()
         if ttl_ms is not None and ttl_ms >= 0:
             keep = min(keep, ttl_ms / 1000)  # a host may ask for less, never more than hub.task_ttl
+        ended = [t for t in self.mine(owner) if t.terminal]
+        for old in ended[: max(0, len(ended) - MAX_KEPT_PER_CALLER + 1)]:
+            self._tasks.pop(old.task_id, None)
         task = HostTask(secrets.token_urlsafe(16), owner, keep)
         self._tasks[task.task_id] = task
+
+        async def expire() -> None:  # past its ttl a task is forgotten, and its call no longer waited for
+            await anyio.sleep(keep)
+            task.scope.cancel()
+            if self._tasks.get(task.task_id) is task:
+                del self._tasks[task.task_id]
 
         async def runner() -> None:
             try:
@@ -161,6 +171,7 @@ class TaskBoard:
                     task.set("cancelled", "the call was cancelled")
 
         self._tg.start_soon(runner)
+        self._tg.start_soon(expire)
         return task
 
     def get(self, caller: Identity, task_id: str) -> HostTask:

@@ -153,3 +153,18 @@ async def test_a_task_past_the_ttl_its_host_asked_for_is_gone(hub):
             return False
 
         assert await until(gone, 30)
+
+
+async def test_a_call_the_hub_parks_for_a_2026_host_is_a_task_whose_question_tasks_update_answers(hub):
+    async def unused(ctx: Any, params: Any) -> Any:
+        raise AssertionError("a task's question is read from tasks/get, not pushed")
+
+    async with tasks_host(hub.server, elicitation_callback=unused) as host:  # toy pushes; the bridge parks it
+        task = await start(host, "toy_confirm", {"question": "Go on?"})
+        asking = await until_status(host, task["taskId"], {"input_required", "completed", "failed"})
+        (key, question), = asking["inputRequests"].items()
+        await send(host, "tasks/update", taskId=task["taskId"], inputResponses={
+            key: {"action": "accept", "content": {"ok": True}}})
+        done = await until_status(host, task["taskId"], {"completed", "failed", "cancelled"})
+    assert question["params"]["message"] == "Go on?"
+    assert done["result"]["content"] == [{"type": "text", "text": "accept: True"}]
