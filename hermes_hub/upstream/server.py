@@ -215,8 +215,12 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        # A host's task asks its questions itself (``TaskSession.channel``), so its call runs in the task
+        # (cancelled with it), not parked on a bridge; only a parked call's resumption goes back there.
+        resuming = params.request_state is not None or params.input_responses is not None
+        rounds = modern and (resuming or not isinstance(ctx.session, TaskSession))
         call = CallContext(identify(ctx), progress=progress, logs=_log_route(ctx), host=_host_channel(ctx),
-                           rounds=InputRounds(params.input_responses, params.request_state) if modern else None)
+                           rounds=InputRounds(params.input_responses, params.request_state) if rounds else None)
         try:
             return await catalog.call_tool(params.name, params.arguments, call)
         except HubError as e:
