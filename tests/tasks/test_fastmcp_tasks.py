@@ -1,7 +1,7 @@
 """A real tasks server behind the hub: FastMCP with ``fastmcp-tasks`` (interop/tasks-server.py, its own
 venv), over stdio and streamable HTTP. The hub declares the tasks extension to it and follows the
-server's task to its end; a host that speaks tasks gets the hub's own task for the call, and
-cancelling that cancels the server's task."""
+server's task to its end, its questions included (pushed to a handshake-era host, waiting in the hub's
+task for a host that speaks tasks); cancelling the hub's task cancels the server's task."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 from mcp import Client
 
@@ -44,9 +45,16 @@ async def test_a_fastmcp_task_runs_through_the_hub_for_hosts_of_both_eras_and_ca
     with anyio.fail_after(90):
         async with Hub(_load(config, tmp_path)) as hub:
             assert await hub.wait_settled(60)
-            async with Client(hub.server, mode="legacy") as legacy:  # no tasks of its own: a plain result
+            async with Client(hub.server, mode="legacy", elicitation_callback=yes) as legacy:  # no tasks: plain
                 plain = await legacy.call_tool("crunchy_crunch", {"dataset": "a", "seconds": 2.5})
-            async with tasks_host(hub.server) as host:
+                pushed = await legacy.call_tool("crunchy_approve", {"item": "plan"})  # its question: pushed
+            async with tasks_host(hub.server, elicitation_callback=unused) as host:
+                asks = await start(host, "crunchy_approve", {"item": "budget"})
+                asking = await until_status(host, asks["taskId"], {"input_required", "completed", "failed"})
+                (key, question), = asking["inputRequests"].items()
+                await send(host, "tasks/update", taskId=asks["taskId"], inputResponses={
+                    key: {"action": "accept", "content": {"ok": True}}})
+                approved = await until_status(host, asks["taskId"], {"completed", "failed", "cancelled"})
                 task = await start(host, "crunchy_crunch", {"dataset": "b", "seconds": 2.5})
                 done = await until_status(host, task["taskId"], {"completed", "failed", "cancelled"})
                 long = await start(host, "crunchy_crunch", {"dataset": "c", "seconds": 60})
@@ -56,10 +64,21 @@ async def test_a_fastmcp_task_runs_through_the_hub_for_hosts_of_both_eras_and_ca
             async with Client(hub.server, mode="legacy") as legacy:  # the server serves on after the cancel
                 still = await legacy.call_tool("crunchy_crunch", {"dataset": "d", "seconds": 0})
     assert not plain.is_error and plain.content[0].text == "crunched a"
+    assert pushed.content[0].text == "plan: accept True"
+    assert question["params"]["message"] == "Approve budget?"
+    assert approved["result"]["content"] == [{"type": "text", "text": "budget: accept True"}]
     assert done["status"] == "completed", done
     assert done["result"]["content"] == [{"type": "text", "text": "crunched b"}]
     assert after["status"] == "cancelled"
     assert still.content[0].text == "crunched d"
+
+
+async def yes(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"ok": True})
+
+
+async def unused(ctx: Any, params: Any) -> Any:  # advertises elicitation; a task's questions go by tasks/update
+    raise AssertionError("a task's question is read from tasks/get, not pushed")
 
 
 def _load(config: dict[str, Any], tmp_path) -> Any:
