@@ -165,8 +165,9 @@ class TaskProtocol:
             task = await self._start(ctx, call_next, params, None)
             return {"resultType": "task", **task_fields(task, "2026")}
         out = await call_next(ctx)
-        state = out.get("requestState") if isinstance(out, dict) else None
-        if out.get("resultType") == "input_required" and str(state).startswith(STATE_PREFIX):
+        if not isinstance(out, dict) or out.get("resultType") != "input_required":
+            return out
+        if str(out.get("requestState")).startswith(STATE_PREFIX):
             task = await self._start(ctx, call_next, params, None, first=out)  # a parked call: now a task
             return {"resultType": "task", **task_fields(task, "2026")}
         return out

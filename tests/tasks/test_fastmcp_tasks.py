@@ -5,7 +5,7 @@ task for a host that speaks tasks); cancelling the hub's task cancels the server
 
 from __future__ import annotations
 
-import sys
+import json
 from typing import Any
 
 import anyio
@@ -14,7 +14,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from tests.support import PROJECT, free_port, process, until, wait_port
+from hermes_hub.config import load_config
+from tests.support import PROJECT, free_port, process, wait_port
 from tests.tasks.host import send, start, tasks_host, until_status
 
 pytestmark = pytest.mark.anyio
@@ -82,10 +83,6 @@ async def unused(ctx: Any, params: Any) -> Any:  # advertises elicitation; a tas
 
 
 def _load(config: dict[str, Any], tmp_path) -> Any:
-    import json
-
-    from hermes_hub.config import load_config
-
     path = tmp_path / "hub.json"
     path.write_text(json.dumps(config))
     return load_config(path)
