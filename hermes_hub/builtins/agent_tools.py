@@ -63,6 +63,7 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                      "model_error)."),
         input_schema=SCHEMA,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
+        execution=types.ToolExecution(task_support="optional"),  # a host that speaks tasks gets one (tasks.py)
     )
     def guarded(body: Callable[[dict[str, Any], CallContext], Awaitable[Any]]) -> Any:
         async def handler(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:

@@ -56,6 +56,7 @@ class HubSection(_Strict):
     trusted_proxies: list[str] = Field(default_factory=list)  # addresses whose X-Forwarded-For is believed
     pin: Literal["manual", "auto"] = "manual"  # auto: pin every tool's definition on first sight
     public_url: str | None = None  # the origin hosts reach the hub at (behind a proxy): OAuth's issuer and URLs
+    task_ttl: float = Field(3600.0, gt=0, le=7 * 86_400)  # seconds a host's task (and its result) is kept
 
     @field_validator("public_url")
     @classmethod

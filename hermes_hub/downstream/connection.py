@@ -46,6 +46,7 @@ from hermes_hub.downstream.listing import LIST_METHODS, STALE, STALE_ON, Freshne
 from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.oauth import wait_for_grant
 from hermes_hub.downstream.relay import Relay
+from hermes_hub.downstream.tasks import Tasks, task_capable
 from hermes_hub.downstream.transports import Link, open_transport
 from hermes_hub.downstream.watchers import Watchers
 from hermes_hub.errors import ServerNotReady
@@ -167,7 +168,8 @@ class Connection(Forwarding):
                     mode=self.cfg.mode,
                     back_channel=back_channel(self.cfg, self.link),
                     cache=None,
-                    extensions=[advertise(EXTENSION_ID, APP_HOST_SETTINGS)],  # MCP Apps pass through the hub
+                    extensions=[advertise(EXTENSION_ID, APP_HOST_SETTINGS),  # MCP Apps pass through the hub
+                                Tasks()],  # a server's tasks are followed to their end (tasks.py)
                     # handshake and listings: bounded like start-up; tool calls have their own Deadline
                     read_timeout_seconds=max(self.cfg.timeout, self.cfg.startup_timeout),
                     message_handler=self._on_message,
@@ -291,6 +293,7 @@ class Connection(Forwarding):
         modern, pages = client.protocol_version in MODERN_PROTOCOL_VERSIONS, {m: [] for m in LIST_METHODS}
         fetched = time.monotonic()
         self.tools = await every_page(client.list_tools, "tools", pages["tools/list"]) if caps.tools else []
+        self.tools = task_capable(self.tools, caps)
         want_resources = caps.resources and self.cfg.resources
         self.resources = await every_page(client.list_resources, "resources",
                                           pages["resources/list"]) if want_resources else []

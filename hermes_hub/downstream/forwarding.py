@@ -13,6 +13,7 @@ from typing import Any
 
 import mcp.types as types
 from mcp import Client, MCPError
+from mcp.client.extension import ClaimContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.bridge import Bridge
@@ -22,6 +23,7 @@ from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.http_status import HTTP_STATUS_KEY, RETRY_AFTER_KEY
 from hermes_hub.downstream.logs import LogRelay
 from hermes_hub.downstream.relay import Relay
+from hermes_hub.downstream.tasks import CreatedTask, follow
 from hermes_hub.downstream.transports import Link
 from hermes_hub.downstream.watchers import NotifyFn, Watchers
 from hermes_hub.errors import DownstreamError
@@ -69,9 +71,13 @@ class Forwarding:
                           "progress_callback": deadline.on_progress(ctx.progress)}
                 rounds = ctx.rounds
                 if rounds is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    return await client.session.call_tool(  # 2026 on both sides: rounds pass through
+                    out = await client.session.call_tool(  # 2026 on both sides: rounds pass through
                         name, arguments, allow_input_required=True, input_responses=rounds.input_responses,
-                        request_state=rounds.request_state, **common)  # type: ignore[return-value]
+                        request_state=rounds.request_state, allow_claimed=True, **common)
+                    if isinstance(out, CreatedTask):  # the server made it a task: followed to its end
+                        return await follow(out, ClaimContext(session=client.session, tool_name=name,
+                                                              read_timeout_seconds=None))
+                    return out  # type: ignore[return-value]
                 return await client.call_tool(name, arguments, **common)
         except MCPError as e:
             raise self._downstream_error(e) from e

@@ -39,6 +39,11 @@ class Call:
 _CALL: ContextVar[Call | None] = ContextVar("hermes_hub_call", default=None)
 
 
+def current_call() -> Call | None:
+    """The call this task is forwarding, if any: where a server's task (``tasks.py``) asks its questions."""
+    return _CALL.get()
+
+
 class Relay:
     """One per downstream connection: its calls in flight, and the ``Client`` callbacks."""
 

@@ -58,6 +58,7 @@ from hermes_hub.toolsets.search import ToolIndex
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
 from hermes_hub.upstream.server import Announcer, HubServer, build_server
+from hermes_hub.upstream.tasks import TaskBoard
 
 
 @asynccontextmanager
@@ -97,6 +98,7 @@ class Hub(Parts, Reports):
         self.builtins = Builtins()
         self._artifacts = lambda: Artifacts(self.store, self.config.artifacts)  # once the store is open
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
+        self.tasks = TaskBoard(lambda: self.config.hub.task_ttl)  # calls hosts run as tasks (upstream/tasks.py)
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
                           *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
@@ -140,7 +142,7 @@ class Hub(Parts, Reports):
         announcer = Announcer()
         label = "" if toolset is None else f" (toolset '{toolset}')"
         server = build_server(
-            view, announcer, name=self.config.hub.name, version=VERSION, identify=self.identify,
+            view, announcer, name=self.config.hub.name, version=VERSION, identify=self.identify, tasks=self.tasks,
             instructions=f"hermes-hub{label}: tools of several MCP servers, each prefixed with its server's name.",
         )
         return Endpoint(toolset, view, server, announcer)
@@ -313,6 +315,7 @@ class Hub(Parts, Reports):
             loops = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(loops.cancel_scope.cancel)  # first on exit: no loop outlives what it uses
             self.agent_bridge.attach(loops)
+            self.tasks.attach(loops)
             loops.start_soon(self._announce_loop)
             loops.start_soon(self._prune_loop)
             self._warm.set()

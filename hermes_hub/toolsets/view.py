@@ -136,6 +136,13 @@ class View:
         entry = self.catalog.tools.get(name)
         return entry.item.input_schema if entry and self.scope().admits(entry, name) else None
 
+    def task_support(self, name: str) -> str | None:
+        """The ``execution.taskSupport`` of the tool ``name`` serves here, if it says (see task_protocol.py)."""
+        entry = self.catalog.tools.get(name)
+        if entry is None or not self.scope().admits(entry, name) or entry.item.execution is None:
+            return None
+        return entry.item.execution.task_support
+
     def visible(self, index: dict[str, Entry], caller: Identity) -> list[Any]:
         require_identity(caller)
         servers = self.scope().servers

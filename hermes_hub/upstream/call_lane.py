@@ -34,6 +34,7 @@ from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
 from hermes_hub.errors import HubError
 from hermes_hub.sdk import has_modern_envelope  # the SDK's own era test (private; see sdk.py)
 from hermes_hub.upstream.surface import Surface
+from hermes_hub.upstream.task_protocol import EXTENSION_ID as TASKS_EXTENSION
 
 log = logging.getLogger("hermes_hub.upstream")
 Stream = ObjectReceiveStream[SessionMessage | Exception]
@@ -89,6 +90,8 @@ class CallLane:
         meta = params.get("_meta")
         if not isinstance(meta, dict) or "progressToken" in meta or types.LOG_LEVEL_META_KEY in meta:
             return None
+        if TASKS_EXTENSION in ((meta.get(types.CLIENT_CAPABILITIES_META_KEY) or {}).get("extensions") or {}):
+            return None  # the hub may answer with a task: the SDK's path, through task_protocol.py
         if params.get("inputResponses") is not None or params.get("requestState") is not None:
             return None
         if self.server.cache_hints.get("tools/call") is not None or msg.id in self.in_flight:

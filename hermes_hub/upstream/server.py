@@ -36,6 +36,8 @@ from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound,
 from hermes_hub.sdk import host_connection
 from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.surface import Surface
+from hermes_hub.upstream.task_protocol import LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, TaskSession, with_task_support
+from hermes_hub.upstream.tasks import TaskBoard
 
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
@@ -73,14 +75,20 @@ class Announcer:
 
 
 class HubServer(Server[Any]):
-    """Advertise listChanged to handshake-era hosts on every transport (the SDK passes no options)."""
+    """Advertise listChanged to handshake-era hosts on every transport (the SDK passes no options),
+    and the 2025-11-25 ``tasks`` capability when the hub holds tasks."""
+
+    holds_tasks = False
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       *args: Any, **kwargs: Any) -> Any:
         opts = notification_options or NotificationOptions(
             tools_changed=True, resources_changed=True, prompts_changed=True
         )
-        return super().create_initialization_options(opts, *args, **kwargs)
+        init = super().create_initialization_options(opts, *args, **kwargs)
+        if self.holds_tasks:
+            init.capabilities.tasks = LEGACY_CAPABILITY
+        return init
 
 
 def _host_connection(ctx: Ctx) -> Any:
@@ -109,6 +117,8 @@ def _host_channel(ctx: Ctx) -> HostChannel:
     """How a downstream's elicitation or sampling request reaches this host, if it can."""
     caps = ctx.session.client_capabilities or types.ClientCapabilities()
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if isinstance(ctx.session, TaskSession):  # a host's task: its questions wait in the task
+            return ctx.session.channel(caps, ctx.request_id)
         rounds = tuple(kind for kind, cap in (("elicitation", caps.elicitation), ("sampling", caps.sampling)) if cap)
         return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id, in_rounds=rounds)
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
@@ -182,9 +192,11 @@ class ListingMemo:
 
 
 def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
-                 identify: Callable[[Ctx], Identity], instructions: str | None = None) -> HubServer:
+                 identify: Callable[[Ctx], Identity], instructions: str | None = None,
+                 tasks: TaskBoard | None = None) -> HubServer:
     """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
-    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped)."""
+    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped).
+    ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks."""
 
     def plain(ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
         return CallContext(identify(ctx))
@@ -193,6 +205,8 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         tools = catalog.list_tools(identify(ctx))
         if not _renders_apps(ctx):  # it would offer every listed tool to its model
             tools = [t for t in tools if apps.for_model(t)]
+        if tasks is not None and ctx.protocol_version == LEGACY_VERSION:
+            tools = with_task_support(tools)
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams,
@@ -201,8 +215,12 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
 
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        # A host's task asks its questions itself (``TaskSession.channel``), so its call runs in the task
+        # (cancelled with it), not parked on a bridge; only a parked call's resumption goes back there.
+        resuming = params.request_state is not None or params.input_responses is not None
+        rounds = modern and (resuming or not isinstance(ctx.session, TaskSession))
         call = CallContext(identify(ctx), progress=progress, logs=_log_route(ctx), host=_host_channel(ctx),
-                           rounds=InputRounds(params.input_responses, params.request_state) if modern else None)
+                           rounds=InputRounds(params.input_responses, params.request_state) if rounds else None)
         try:
             return await catalog.call_tool(params.name, params.arguments, call)
         except HubError as e:
@@ -281,4 +299,7 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
     server.middleware.append(CacheHints(catalog, identify))  # outside the memo: hints are per request
     server.middleware.append(ListingMemo(catalog, identify))
+    if tasks is not None:  # innermost: a task's call runs the rest of the pipeline as any call does
+        server.holds_tasks = True
+        TaskProtocol(tasks, identify, catalog.task_support).install(server)
     return server

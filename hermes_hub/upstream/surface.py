@@ -33,6 +33,8 @@ class Surface(Protocol):
 
     def input_schema(self, name: str) -> dict[str, Any] | None: ...
 
+    def task_support(self, name: str) -> str | None: ...  # a tool's ``execution.taskSupport``, if it says
+
     def visible(self, index: dict[str, Any], caller: Identity) -> list[Any]: ...
 
     def cache_hint(self, method: str, caller: Identity) -> Any: ...  # ``ttl_ms``, ``scope`` of a list (2026-07-28)
