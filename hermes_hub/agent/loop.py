@@ -48,6 +48,7 @@ from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
+from hermes_hub.agent.routing import Router
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
@@ -80,6 +81,7 @@ class RunResult:
     output_tokens: int = 0
     trace: list[dict[str, Any]] = field(default_factory=list)  # every budget decision, model request, tool call
     invalid: dict[str, int] = field(default_factory=dict)  # tool -> invalid-argument calls in a row
+    intents: list[str] | None = None  # issue 21: the intents the run was routed to, in order (None: no router)
     started: float = field(default_factory=time.perf_counter)
 
     def event(self, kind: str, **fields: Any) -> None:
@@ -90,7 +92,8 @@ class RunResult:
                 "stop_reason": self.stop_reason, "rounds": self.rounds,
                 "tool_calls": [{"name": c.name, "arguments": c.arguments, "is_error": c.is_error,
                                 "seconds": round(c.seconds, 3)} for c in self.tool_calls],
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}}
+                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+                **({"intents": self.intents} if self.intents is not None else {})}
 
 
 class Agent:
@@ -187,6 +190,20 @@ class Agent:
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
                  if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]
+        route = None
+        if profile.intents:  # issue 21: route first; only the routed intents' tools are offered
+            try:
+                route = await Router(model, profile, self.masker).route(
+                    task, ctx, run.event, lambda what: _progress(ctx, 0, profile.max_rounds, what))
+            except ProviderError as e:
+                run.stop_reason, run.answer = "model_error", f"The model could not route the request: " \
+                                                             f"{self.masker.text(str(e))}"
+                return
+            run.intents = route.names
+            if route.question is not None:
+                run.stop_reason, run.answer = "needs_input", route.question
+                return
+            tools = [t for t in tools if route.offers(t.name)]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
         reader = next((t for t in tools if t.name == self.artifact_reader), None)
         tools = await top_tools(tools, task, profile.max_tools)
@@ -197,6 +214,8 @@ class Agent:
         system, messages, sizes = build_request(
             Budget(profile.request_tokens), render(profile.parts, specs), found.lines, session.summary,
             list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver))
+        if route is not None:
+            system = f"{system}\n\n{route.facts()}"
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
                   memories=len(found.ids), memory_ids=found.ids, memory_relevance=found.relevance,
