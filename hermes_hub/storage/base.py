@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from hermes_hub.storage.records import (
     ArtifactRecord,
     AuditRecord,
+    EvalCaseRecord,
     ExtractionJob,
     Lease,
     LoginRecord,
@@ -372,6 +373,16 @@ class RunStore(Protocol):
     async def rate_run(self, user_id: str, run_id: str, rating: str, comment: str | None) -> RunRecord: ...
 
 
+class EvalCaseStore(Protocol):
+    """Cases of each user's evaluation set, made from runs they rated down (issue 21)."""
+
+    async def put_eval_case(self, record: EvalCaseRecord) -> None:
+        """Add the case, or replace the one made from the same run."""
+
+    async def list_eval_cases(self, user_id: str) -> list[EvalCaseRecord]:
+        """The user's cases, oldest first."""
+
+
 class ArtifactStore(Protocol):
     """Whole tool results of agent runs; another user's artifact id raises the ``NotFound`` of a missing one,
     and an artifact goes with the session that made it."""
@@ -391,7 +402,7 @@ class ArtifactStore(Protocol):
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
             RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, ArtifactStore,
-            Protocol):
+            EvalCaseStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -49,6 +49,7 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
                               "comment")),
     ("artifacts", "id", ("id", "user_id", "session_id", "run_id", "tool", "mime_type", "chars", "created_at",
                          "truncated", "text")),
+    ("eval_cases", "id", ("id", "user_id", "run_id", "created_at", "body")),
 ]
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id"}
 DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs")

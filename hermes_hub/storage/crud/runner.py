@@ -33,6 +33,7 @@ class Dialect:
     sealed: ModuleType
     pins: ModuleType
     artifacts: ModuleType
+    eval_cases: ModuleType  # issue 21
 
 
 class Runner:

@@ -25,6 +25,7 @@ from hermes_hub.storage.crud import Dialect, SharedMethods
 from hermes_hub.storage.postgres import (
     artifacts,
     audit,
+    eval_cases,
     claims,
     indexing,
     jobs,
@@ -71,7 +72,7 @@ class PostgresStore(SharedMethods):
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, eval_cases=eval_cases)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)
