@@ -23,10 +23,10 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from hermes_hub.storage.cases import EvalCaseStore
 from hermes_hub.storage.records import (
     ArtifactRecord,
     AuditRecord,
-    EvalCaseRecord,
     ExtractionJob,
     Lease,
     LoginRecord,
@@ -371,16 +371,6 @@ class RunStore(Protocol):
         """The user's runs, newest first."""
 
     async def rate_run(self, user_id: str, run_id: str, rating: str, comment: str | None) -> RunRecord: ...
-
-
-class EvalCaseStore(Protocol):
-    """Cases of each user's evaluation set, made from runs they rated down (issue 21)."""
-
-    async def put_eval_case(self, record: EvalCaseRecord) -> None:
-        """Add the case, or replace the one made from the same run."""
-
-    async def list_eval_cases(self, user_id: str) -> list[EvalCaseRecord]:
-        """The user's cases, oldest first."""
 
 
 class ArtifactStore(Protocol):
