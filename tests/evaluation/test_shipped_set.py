@@ -16,8 +16,7 @@ HUB = PROJECT / "evals" / "hub.json"
 
 
 def evaluate(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HERMES_DEMO_DATA": str(tmp_path / "demo"),
-           "HERMES_EVAL_STORAGE": f"sqlite:///{tmp_path}/hub.db"}
+    env = {**os.environ, "HERMES_DEMO_DATA": str(tmp_path / "demo")}  # the demo servers' data and the hub's store
     return subprocess.run([sys.executable, "-m", "hermes_hub", "eval", str(SET), "--config", str(HUB), *args],
                           capture_output=True, text=True, env=env, timeout=110, cwd=tmp_path)
 
