@@ -47,6 +47,7 @@ from hermes_hub.agent.context import Budget, build_request, time_note, tokens
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
+from hermes_hub.agent.planning import Planner
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.routing import Router
 from hermes_hub.agent.summaries import Summarizer
@@ -216,6 +217,16 @@ class Agent:
             list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver))
         if route is not None:
             system = f"{system}\n\n{route.facts()}"
+        base, planner = system, None
+        if profile.plan:  # issue 21: a plan first, revised after each turn's results
+            planner = Planner(model, profile, self.masker, run.event,
+                              lambda what: _progress(ctx, 0, profile.max_rounds, what))
+            try:
+                await planner.make(task, specs)
+            except ProviderError as e:
+                run.stop_reason, run.answer = "model_error", f"The model could not plan: {self.masker.text(str(e))}"
+                return
+            system = f"{base}\n\n{planner.facts()}"
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
                   memories=len(found.ids), memory_ids=found.ids, memory_relevance=found.relevance,
@@ -288,6 +299,12 @@ class Agent:
                 if done.outcome == "needs_input":
                     run.stop_reason, run.answer = "needs_input", text
                     return
+            if planner is not None and round_no < profile.max_rounds:
+                try:
+                    await planner.revise(round_no, [(c.name, d.text) for c, d in zip(reply.tool_calls, outcomes)])
+                except ProviderError as e:  # the plan stays as it was; the run goes on
+                    run.event("plan_revision", round=round_no, error=self.masker.text(str(e)))
+                system = f"{base}\n\n{planner.facts()}"
             if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
                 run.stop_reason = "repeated_results"
                 run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "

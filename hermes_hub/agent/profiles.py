@@ -41,6 +41,8 @@ class Profile:
     recall_min_score: float = 0.0  # memories less relevant than this are not given to the run
     intents: tuple[IntentConfig, ...] = ()  # issue 21: a run first routes to these (``routing.py``); () : plain loop
     routing: RoutingConfig = field(default_factory=RoutingConfig)
+    plan: bool = False  # issue 21: plan first and revise it after each turn (``planning.py``)
+    max_plan_steps: int = 5
 
     @property
     def request_tokens(self) -> int:
@@ -92,4 +94,6 @@ def resolve(config: HubConfig, name: str) -> Profile:
         recall_min_score=d.recall_min_score,
         intents=tuple(entry.intents),
         routing=entry.routing,
+        plan=entry.plan,
+        max_plan_steps=entry.max_plan_steps,
     )

@@ -221,6 +221,8 @@ class AgentProfile(_Strict):
     # issue 21: a router above the loop (``config/intents.py``, ``agent/routing.py``)
     intents: list[IntentConfig] = Field(default_factory=list, max_length=30)
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    plan: bool = False  # issue 21: plan first, revise after each turn's results (``agent/planning.py``)
+    max_plan_steps: int = Field(5, ge=1, le=20)
 
     @model_validator(mode="after")
     def _intents(self) -> AgentProfile:
