@@ -44,6 +44,7 @@ from hermes_hub.agent.background import background
 from hermes_hub.agent.calls import CallRecord, Calls, Tools
 from hermes_hub.agent.completion import ask, finish, settings
 from hermes_hub.agent.context import Budget, build_request, time_note, tokens
+from hermes_hub.agent.delegation import Delegates, Depth, handlers
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
@@ -102,7 +103,7 @@ class Agent:
                  *, own_tools: str, summaries: Summarizer | None = None,
                  model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER,
                  artifacts: Artifacts | None = None, artifact_reader: str | None = None,
-                 gate: RunGate | None = None) -> None:
+                 gate: RunGate | None = None, profiles: Callable[[str], Profile] | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
@@ -111,6 +112,7 @@ class Agent:
         self.artifacts = artifacts  # where a cut result is kept whole; None: the rest is lost
         self.artifact_reader = artifact_reader  # public name of hermes_artifact_read, offered once a run has one
         self.gate = gate  # the hub's limit on runs at once (agent.max_concurrent); None: no limit
+        self.profiles = profiles  # a profile by name, for delegates (issue 21); None: no delegation
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
         model = self.model_for(profile) if self.model_for is not None else self.model
@@ -132,19 +134,22 @@ class Agent:
             return await self._run(task, profile, ctx, model, session_id)
 
     async def _run(self, task: str, profile: Profile, ctx: CallContext, model: Provider,
-                   session_id: str | None) -> RunResult:
+                   session_id: str | None, depth: Depth | None = None) -> RunResult:
         uid = ctx.caller.user_id
+        depth = depth or Depth(0, profile.max_delegation_depth)
         if session_id is None:
             session_id = (await self.sessions.create(uid, task[:80])).session_id
         else:
             await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
+        if depth.parent is not None:  # a delegated run: a child of its caller's in the trace
+            run.event("delegated", parent_run_id=depth.parent, depth=depth.level)
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
         async with self.sessions.lock(uid, session_id) as lease:
             transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
             try:
-                await self._rounds(task, profile, ctx, run, transcript, model)
+                await self._rounds(task, profile, ctx, run, transcript, model, depth)
             except anyio.get_cancelled_exc_class():
                 run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
                 raise
@@ -158,6 +163,15 @@ class Agent:
                     await self._keep(run, profile, task, uid, started_at)
                     await self._fold_later(uid, session_id, profile)
         return run
+
+    async def _child(self, task: str, profile: Profile, ctx: CallContext, depth: Depth) -> RunResult:
+        """A delegated run: the profile's own model, a session of its own, no second slot of the run gate."""
+        model = self.model_for(profile) if self.model_for is not None else self.model
+        if model is None:
+            raise HubError(f"no model is configured for profile '{profile.name}'")
+        if isinstance(model, SamplingProvider):
+            model = model.for_host(ctx.host)
+        return await self._run(task, profile, ctx, model, None, depth)
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
         """Store the run and its trace (a trace that cannot be written is logged, never fails the run)."""
@@ -179,7 +193,7 @@ class Agent:
             log.exception("could not ask for a summary of session %s", session_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
-                      transcript: list[dict[str, Any]], model: Provider) -> None:
+                      transcript: list[dict[str, Any]], model: Provider, depth: Depth) -> None:
         uid = ctx.caller.user_id
         session = await self.sessions.get(uid, run.session_id)
         # issue 20 (context): background for the task and what the session is about, above the floor
@@ -191,6 +205,7 @@ class Agent:
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
                  if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]
+        within = frozenset(t.name for t in tools)  # what a delegated run may reach, at most
         route = None
         if profile.intents:  # issue 21: route first; only the routed intents' tools are offered
             try:
@@ -209,6 +224,11 @@ class Agent:
         reader = next((t for t in tools if t.name == self.artifact_reader), None)
         tools = await top_tools(tools, task, profile.max_tools)
         by_name = {t.name: t for t in tools}
+        delegates = (Delegates(profile, depth, self.profiles, self._child, run.event, run.run_id)
+                     if profile.delegates and self.profiles is not None else None)
+        for t in delegates.tools() if delegates else []:  # issue 21: other profiles, offered as tools
+            tools.append(t)
+            by_name[t.name] = t
         specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
         resolver = next((t.name for t in tools if t.name.endswith("time_resolve")
                          and (t.meta or {}).get(ORIGIN_META, {}).get("server") == "hermes"), None)
@@ -235,8 +255,8 @@ class Agent:
         results: list[str] = []
         declined = False
         prompts = PromptLog(self.masker)
-        calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None),
-                      profile, ctx, run, by_name)
+        calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None,
+                            handlers(delegates, ctx, within)), profile, ctx, run, by_name)
         estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no

@@ -43,6 +43,8 @@ class Profile:
     routing: RoutingConfig = field(default_factory=RoutingConfig)
     plan: bool = False  # issue 21: plan first and revise it after each turn (``planning.py``)
     max_plan_steps: int = 5
+    delegates: tuple[str, ...] = ()  # issue 21: profiles this one may hand subtasks to (``delegation.py``)
+    max_delegation_depth: int = 2
 
     @property
     def request_tokens(self) -> int:
@@ -96,4 +98,6 @@ def resolve(config: HubConfig, name: str) -> Profile:
         routing=entry.routing,
         plan=entry.plan,
         max_plan_steps=entry.max_plan_steps,
+        delegates=tuple(entry.delegates),
+        max_delegation_depth=entry.max_delegation_depth,
     )

@@ -4,7 +4,7 @@ slots, and ``routing``, what happens when the route is unsure or a required slot
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -54,6 +54,20 @@ class RoutingConfig(_Strict):
 
     confidence_threshold: float = Field(0.6, ge=0, le=1)
     fallback: Literal["ask", "stop", "best"] = "ask"
+
+
+def delegate_problems(agents: dict[str, Any]) -> list[tuple[str, str]]:
+    """Delegates that name no profile, or the profile itself."""
+    known = {"default", *agents}
+    out = []
+    for name, profile in agents.items():
+        for i, other in enumerate(profile.delegates):
+            if other not in known:
+                out.append((f"agents.{name}.delegates[{i}]", f"no agent profile {other!r}; the profiles are: "
+                                                              f"{', '.join(sorted(known))}"))
+            elif other == name:
+                out.append((f"agents.{name}.delegates[{i}]", "a profile cannot delegate to itself"))
+    return out
 
 
 def intent_problems(intents: list[IntentConfig]) -> list[str]:

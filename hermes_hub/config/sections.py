@@ -223,6 +223,8 @@ class AgentProfile(_Strict):
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     plan: bool = False  # issue 21: plan first, revise after each turn's results (``agent/planning.py``)
     max_plan_steps: int = Field(5, ge=1, le=20)
+    delegates: list[str] = Field(default_factory=list, max_length=20)  # issue 21: profiles offered as tools
+    max_delegation_depth: int = Field(2, ge=0, le=5)  # delegated runs below a host's run, at most
 
     @model_validator(mode="after")
     def _intents(self) -> AgentProfile:
