@@ -23,44 +23,16 @@ pytestmark = pytest.mark.anyio
 
 
 @BOTH
-async def test_a_served_hub_routes_with_the_vendors_json_answer_and_offers_only_that_intents_tools(v: Vendor, tmp_path):
-    route = {"intents": [{"name": "schedule", "confidence": 0.92, "slots": {"date": "2026-12-07"}}]}
+async def test_a_served_hub_routes_plans_and_delegates_with_the_vendors_sdk_and_json_answers(v: Vendor, tmp_path):
     fake = FakeVendor(v.path)
-    fake.answer(v.text(json.dumps(route)))
+    # a routed run: the route, one call of the routed intent's tools, the answer
+    fake.answer(v.text(json.dumps({"intents": [{"name": "schedule", "confidence": 0.92, "slots": {"date": "2026-12-07"}}]})))
     fake.answer(v.tool_call("call_1", "calendar_query", {"start_date": "2026-12-07", "end_date": "2026-12-07"}))
     fake.answer(v.text("Nothing on Monday."))
-    async with served(fake) as url:
-        config = {"mcpServers": {n: demo(n, tmp_path / "data") for n in ("calendar", "reminders")},
-                  "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}, "memory": {"embedder": "none"},
-                  "agent": {"provider": v.provider, "model": v.model, "base_url": base_for(v, url), "api_key": KEY,
-                            "max_retries": 0},
-                  "agents": {"office": {"intents": INTENTS}}}
-        async with serve_process(config, tmp_path) as hub:
-            with anyio.fail_after(60):
-                async with Client(hub.url) as host:
-                    out = (await host.call_tool("hermes_agent_run", {"task": "what is on Monday?",
-                                                                     "profile": "office"})).structured_content
-    assert (out["answer"], out["stop_reason"], out["intents"]) == ("Nothing on Monday.", "answered", ["schedule"])
-    first, second = fake.received[0].body, fake.received[1].body
-    assert "tools" not in first or not first["tools"]  # the routing request offers no tools
-    if v is OPENAI:
-        assert first["response_format"] == {"type": "json_object"}
-    asked = first["messages"][-1]["content"]
-    assert (asked if v is OPENAI else asked[0]["text"]) == "Route this request:\nwhat is on Monday?"
-    offered = sorted(t["function"]["name"] if v is OPENAI else t["name"] for t in second["tools"])
-    assert offered == ["calendar_create_event", "calendar_query"]
-    system = second["messages"][0]["content"] if v is OPENAI else second["system"]
-    assert 'schedule (look at or change the calendar; 查看或安排日程); slots: date = "2026-12-07"' in (
-        system if isinstance(system, str) else json.dumps(system, ensure_ascii=False).replace('\\"', '"'))
-
-
-@BOTH
-async def test_a_delegated_run_that_plans_works_with_the_vendors_sdk_and_stays_within_the_callers_tools(v: Vendor,
-                                                                                                    tmp_path):
-    fake = FakeVendor(v.path)
-    fake.answer(v.tool_call("call_1", "delegate_helper", {"task": "what is on Monday 2026-12-07?"}))
+    # a run that delegates to a profile that plans: delegate, plan, call, keep the plan, child's answer, answer
+    fake.answer(v.tool_call("call_2", "delegate_helper", {"task": "what is on Monday 2026-12-07?"}))
     fake.answer(v.text(json.dumps({"steps": [{"id": 1, "purpose": "look at Monday", "tool": "calendar_query"}]})))
-    fake.answer(v.tool_call("call_2", "calendar_query", {"start_date": "2026-12-07", "end_date": "2026-12-07"}))
+    fake.answer(v.tool_call("call_3", "calendar_query", {"start_date": "2026-12-07", "end_date": "2026-12-07"}))
     fake.answer(v.text(json.dumps({"keep": True})))
     fake.answer(v.text("Nothing on Monday."))
     fake.answer(v.text("The helper says nothing is on Monday."))
@@ -69,22 +41,37 @@ async def test_a_delegated_run_that_plans_works_with_the_vendors_sdk_and_stays_w
                   "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}, "memory": {"embedder": "none"},
                   "agent": {"provider": v.provider, "model": v.model, "base_url": base_for(v, url), "api_key": KEY,
                             "max_retries": 0},
-                  "agents": {"boss": {"tools": {"allow": ["calendar_query"]}, "delegates": ["helper"]},
+                  "agents": {"office": {"intents": INTENTS},
+                             "boss": {"tools": {"allow": ["calendar_query"]}, "delegates": ["helper"]},
                              "helper": {"plan": True, "tools": {"allow": ["calendar_*"]}}}}
         async with serve_process(config, tmp_path) as hub:
-            with anyio.fail_after(60):
+            with anyio.fail_after(90):
                 async with Client(hub.url) as host:
-                    out = (await host.call_tool("hermes_agent_run", {"task": "what is on Monday?",
-                                                                     "profile": "boss"})).structured_content
-    assert (out["answer"], out["stop_reason"]) == ("The helper says nothing is on Monday.", "answered")
+                    routed = (await host.call_tool("hermes_agent_run", {"task": "what is on Monday?",
+                                                                        "profile": "office"})).structured_content
+                    bossed = (await host.call_tool("hermes_agent_run", {"task": "what is on Monday?",
+                                                                        "profile": "boss"})).structured_content
+    assert (routed["answer"], routed["stop_reason"], routed["intents"]) == ("Nothing on Monday.", "answered", ["schedule"])
     bodies = [r.body for r in fake.received]
+    first, second = bodies[0], bodies[1]
+    assert "tools" not in first or not first["tools"]  # the routing request offers no tools
     if v is OPENAI:
-        assert bodies[1]["response_format"] == bodies[3]["response_format"] == {"type": "json_object"}
+        assert first["response_format"] == bodies[4]["response_format"] == bodies[6]["response_format"] == {
+            "type": "json_object"}
+    asked = first["messages"][-1]["content"]
+    assert (asked if v is OPENAI else asked[0]["text"]) == "Route this request:\nwhat is on Monday?"
+    offered = sorted(t["function"]["name"] if v is OPENAI else t["name"] for t in second["tools"])
+    assert offered == ["calendar_create_event", "calendar_query"]
+    system = second["messages"][0]["content"] if v is OPENAI else second["system"]
+    assert 'schedule (look at or change the calendar; 查看或安排日程); slots: date = "2026-12-07"' in (
+        system if isinstance(system, str) else json.dumps(system, ensure_ascii=False).replace('\\"', '"'))
+
+    assert (bossed["answer"], bossed["stop_reason"]) == ("The helper says nothing is on Monday.", "answered")
     said = [json.dumps(b["messages"][-1], ensure_ascii=False) for b in bodies]
-    assert "Plan this task:\\nwhat is on Monday 2026-12-07?" in said[1] and "Plan revision:" in said[3]
-    child_tools = sorted(t["function"]["name"] if v is OPENAI else t["name"] for t in bodies[2]["tools"])
+    assert "Plan this task:\\nwhat is on Monday 2026-12-07?" in said[4] and "Plan revision:" in said[6]
+    child_tools = sorted(t["function"]["name"] if v is OPENAI else t["name"] for t in bodies[5]["tools"])
     assert child_tools == ["calendar_query"]  # the helper may create events; its caller may not, so it is not offered
-    assert "The 'helper' agent (answered, run run_" in json.dumps(bodies[5]["messages"], ensure_ascii=False)
+    assert "The 'helper' agent (answered, run run_" in json.dumps(bodies[8]["messages"], ensure_ascii=False)
 
 
 async def test_eval_runs_the_cases_on_another_model_at_an_openai_compatible_endpoint(tmp_path):
