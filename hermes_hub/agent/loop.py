@@ -24,6 +24,10 @@
    picks them up from its queue. What is kept (the session's tool calls, the trace, the result's
    ``tool_calls``) has secrets masked (``hermes_hub.masking``); the model and the tools get them as given.
    The trace records what each model request held and what came back (``prompts.py``).
+7. Issue 21, each a profile option (the plain loop stays the default): ``intents`` route the task first and
+   offer only the routed intents' tools (``routing.py``); ``plan`` writes a plan and revises it after each
+   turn (``planning.py``); ``delegates`` are other profiles offered as tools, each call a child run within
+   this run's tools and a bounded depth (``delegation.py``).
 """
 
 from __future__ import annotations
@@ -47,8 +51,8 @@ from hermes_hub.agent.context import Budget, build_request, time_note, tokens
 from hermes_hub.agent.delegation import Delegates, Depth, handlers
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
-from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.planning import Planner
+from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.routing import Router
 from hermes_hub.agent.summaries import Summarizer
@@ -88,6 +92,9 @@ class RunResult:
 
     def event(self, kind: str, **fields: Any) -> None:
         self.trace.append({"at": round(time.perf_counter() - self.started, 4), "kind": kind, **fields})
+
+    def count(self, usage: tuple[int, int]) -> None:
+        self.input_tokens, self.output_tokens = self.input_tokens + usage[0], self.output_tokens + usage[1]
 
     def structured(self) -> dict[str, Any]:
         return {"answer": self.answer, "session_id": self.session_id, "run_id": self.run_id,
@@ -216,6 +223,7 @@ class Agent:
                                                              f"{self.masker.text(str(e))}"
                 return
             run.intents = route.names
+            run.count(route.usage)
             if route.question is not None:
                 run.stop_reason, run.answer = "needs_input", route.question
                 return
@@ -243,6 +251,7 @@ class Agent:
                               lambda what: _progress(ctx, 0, profile.max_rounds, what))
             try:
                 await planner.make(task, specs)
+                run.count(planner.take_usage())
             except ProviderError as e:
                 run.stop_reason, run.answer = "model_error", f"The model could not plan: {self.masker.text(str(e))}"
                 return
@@ -322,6 +331,7 @@ class Agent:
             if planner is not None and round_no < profile.max_rounds:
                 try:
                     await planner.revise(round_no, [(c.name, d.text) for c, d in zip(reply.tool_calls, outcomes)])
+                    run.count(planner.take_usage())
                 except ProviderError as e:  # the plan stays as it was; the run goes on
                     run.event("plan_revision", round=round_no, error=self.masker.text(str(e)))
                 system = f"{base}\n\n{planner.facts()}"

@@ -93,6 +93,11 @@ class Planner:
             await self.progress(f"plan revised: {reason[:120] or 'the results changed it'}; next: "
                                 + ("; ".join(f"{s.id}. {s.purpose[:60]}" for s in self.steps) or "answer"))
 
+    def take_usage(self) -> tuple[int, int]:
+        """Tokens of the planning requests since the last call (the run adds them to its usage)."""
+        used, self.usage = (self.usage[0], self.usage[1]), [0, 0]
+        return used
+
     def facts(self) -> str:
         lines = ["Your plan (work through it step by step; steps whose dependencies are done may be called in one "
                  f"turn; {CONFLICTS}):"]

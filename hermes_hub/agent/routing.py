@@ -52,6 +52,7 @@ class Route:
     question: str | None = None  # the run stops for input with this question
     asked: int = 0  # questions the person answered
     best_guess: bool = False  # fallback "best" went on although unsure or short of a slot
+    usage: tuple[int, int] = (0, 0)  # input and output tokens of the routing request
 
     @property
     def names(self) -> list[str]:
@@ -100,7 +101,7 @@ class Router:
         except ProviderError as e:
             event("route", error=self.masker.text(str(e)), seconds=round(time.perf_counter() - asked, 4))
             raise
-        route = Route(self.parse(reply.text))
+        route = Route(self.parse(reply.text), usage=(reply.usage.input_tokens, reply.usage.output_tokens))
         threshold, fallback = self.profile.routing.confidence_threshold, self.profile.routing.fallback
         first = route.summary(self.masker)
         if self.unsure(route) or self.short(route):
