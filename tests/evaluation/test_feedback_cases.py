@@ -1,23 +1,22 @@
 """A run rated down with hermes_feedback (or `hermes-hub eval add RUN_ID`) becomes a case of the person's
 evaluation set, from its task, the conversation before it and the comment; `hermes-hub eval --set mine`
-reruns them: the same answer fails the case until a change fixes it."""
+reruns them: the same answer fails the case until a change fixes it. (The commands run in this process
+through click; the shipped set's test runs `hermes-hub eval` as a subprocess.)"""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from types import SimpleNamespace
+from typing import Any
 
 import anyio
-import pytest
+from click.testing import CliRunner
 from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.call import CallContext, Identity
-from tests.support import PROJECT
+from hermes_hub.cli import main
 
-pytestmark = pytest.mark.anyio
 RULES = [{"when": "what is two plus two", "text": "Five."}, {"when": "say hi", "text": "Hi."}]
 
 
@@ -30,13 +29,12 @@ def write_hub(tmp_path, rules=RULES) -> str:
     return str(cfg)
 
 
-def hermes(config: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hermes_hub", *args, "--config", config], capture_output=True,
-                          text=True, timeout=100, cwd=PROJECT, env=dict(os.environ))
+def hermes(config: str, *args: str) -> SimpleNamespace:
+    done = CliRunner().invoke(main, [*args, "--config", config])
+    return SimpleNamespace(returncode=done.exit_code, stdout=done.stdout, stderr=done.stderr)
 
 
-async def test_a_run_rated_down_becomes_a_case_that_fails_until_a_change_fixes_it(tmp_path):
-    config = write_hub(tmp_path)
+async def rate_down(config: str) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
     async with Hub.from_file(config) as hub, Client(hub.server) as host:
         with anyio.fail_after(60):
             session = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
@@ -49,6 +47,18 @@ async def test_a_run_rated_down_becomes_a_case_that_fails_until_a_change_fixes_i
             other = await hub.catalog.call_tool("hermes_feedback", {"run_id": run["run_id"], "rating": "down"},
                                                 CallContext(Identity("bob", "user")))
             [case] = [r.case for r in await hub.store.list_eval_cases("ana")]
+    return run, rated, other, case
+
+
+async def one_run(config: str, task: str) -> dict[str, Any]:
+    async with Hub.from_file(config) as hub, Client(hub.server) as host:
+        with anyio.fail_after(60):
+            return (await host.call_tool("hermes_agent_run", {"task": task})).structured_content
+
+
+def test_a_run_rated_down_becomes_a_case_that_fails_until_a_change_fixes_it(tmp_path):
+    config = write_hub(tmp_path)
+    run, rated, other, case = anyio.run(rate_down, config)
     assert rated["eval_case"] == f"mine-{run['run_id']}" and other.is_error  # bob cannot rate (or keep) ana's run
     assert case["task"] == "what is two plus two?" and case["note"] == "two plus two is four"
     assert case["history"] == [{"role": "user", "content": "let's do some sums"}, {"role": "assistant", "content": "Sure."}]
@@ -67,16 +77,14 @@ async def test_a_run_rated_down_becomes_a_case_that_fails_until_a_change_fixes_i
     assert (report["passed"], report["total"]) == (1, 1) and report["cases"][0]["answer"] == "Four."
 
 
-async def test_eval_add_keeps_any_of_your_runs_as_a_case_and_an_unknown_run_is_named(tmp_path):
+def test_eval_add_keeps_any_of_your_runs_as_a_case_and_an_unknown_run_is_named(tmp_path):
     config = write_hub(tmp_path)
-    async with Hub.from_file(config) as hub, Client(hub.server) as host:
-        with anyio.fail_after(60):
-            run = (await host.call_tool("hermes_agent_run", {"task": "say hi"})).structured_content
+    run = anyio.run(one_run, config, "say hi")
     added = hermes(config, "eval", "add", run["run_id"])
     assert added.returncode == 0 and added.stdout.strip() == (
         f"added case mine-{run['run_id']} to your evaluation set; `hermes-hub eval --set mine` reruns it")
     missing = hermes(config, "eval", "add", "run_nope")
     assert missing.returncode == 1 and "run_nope" in missing.stderr
-    empty = write_hub(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else ""
-    nothing = hermes(empty, "eval", "--set", "mine")
+    (tmp_path / "empty").mkdir()
+    nothing = hermes(write_hub(tmp_path / "empty"), "eval", "--set", "mine")
     assert nothing.returncode == 1 and "your evaluation set is empty: rate a run down with hermes_feedback" in nothing.stderr

@@ -9,6 +9,9 @@ import os
 import subprocess
 import sys
 
+from click.testing import CliRunner
+
+from hermes_hub.cli import main
 from tests.support import PROJECT
 
 SET = PROJECT / "evals" / "scenarios.json"
@@ -36,11 +39,12 @@ def test_the_shipped_set_has_at_least_30_cases_in_english_and_chinese_and_every_
 
 
 def test_without_the_routers_and_confirmations_guards_the_same_cases_fail_and_say_why(tmp_path):
-    proc = evaluate(tmp_path, "--profile", "plain")
-    assert proc.returncode == 1
-    lines = proc.stdout.splitlines()
+    done = CliRunner(env={"HERMES_DEMO_DATA": str(tmp_path / "demo")}).invoke(  # in this process, to stay quick
+        main, ["eval", str(SET), "--config", str(HUB), "--profile", "plain"])
+    assert done.exit_code == 1
+    lines = done.stdout.splitlines()
     assert lines[-1].startswith("passed ") and not lines[-1].startswith("passed 34/34")
-    text = proc.stdout
+    text = done.stdout
     # the destructive call ran without the person's yes: the case that expected the question fails
     assert "FAIL  confirm-accepted-zh" in text and "the person was asked 0 questions, expected 1" in text
     # a tool outside the routed intent was not refused
