@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
     {"memory"},
     {"toolsets"},
     {"agent"},
+    {"evaluation"},  # issue 21: case sets, their checks and runner (through any MCP host), cases from feedback
     {"builtins"},
     {"authorization"},  # the hub as an OAuth authorization server for hosts: grants, clients, external IdP JWTs
     {"upstream"},  # what hosts talk to, short of a running hub

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
@@ -74,6 +75,8 @@ class Tools:
     masker: Masker
     artifacts: Artifacts | None  # None: a long result is cut and the rest is lost
     reader: str | None  # the public name of hermes_artifact_read, when the model is offered it
+    # tools the run answers itself, not through the catalog (delegates, ``delegation.py``): name -> handler
+    local: Mapping[str, Callable[[ToolCall], Awaitable[tuple[str, bool]]]] = field(default_factory=dict)
 
 
 class Calls:
@@ -181,6 +184,9 @@ class Calls:
         return text, is_error, "ok", artifact
 
     async def _forward(self, call: ToolCall) -> tuple[str, bool, str | None]:
+        if (local := self.tools.local.get(call.name)) is not None:
+            text, is_error = await local(call)
+            return text, is_error, None
         try:
             result = await self.tools.catalog.call_tool(call.name, call.arguments, self.ctx.replace(progress=None))
         except HubError as e:

@@ -24,6 +24,10 @@
    picks them up from its queue. What is kept (the session's tool calls, the trace, the result's
    ``tool_calls``) has secrets masked (``hermes_hub.masking``); the model and the tools get them as given.
    The trace records what each model request held and what came back (``prompts.py``).
+7. Issue 21, each a profile option (the plain loop stays the default): ``intents`` route the task first and
+   offer only the routed intents' tools (``routing.py``); ``plan`` writes a plan and revises it after each
+   turn (``planning.py``); ``delegates`` are other profiles offered as tools, each call a child run within
+   this run's tools and a bounded depth (``delegation.py``).
 """
 
 from __future__ import annotations
@@ -44,10 +48,13 @@ from hermes_hub.agent.background import background
 from hermes_hub.agent.calls import CallRecord, Calls, Tools
 from hermes_hub.agent.completion import ask, finish, settings
 from hermes_hub.agent.context import Budget, build_request, time_note, tokens
+from hermes_hub.agent.delegation import Delegates, Depth, handlers
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
+from hermes_hub.agent.planning import Planner
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
+from hermes_hub.agent.routing import Router
 from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
@@ -80,17 +87,22 @@ class RunResult:
     output_tokens: int = 0
     trace: list[dict[str, Any]] = field(default_factory=list)  # every budget decision, model request, tool call
     invalid: dict[str, int] = field(default_factory=dict)  # tool -> invalid-argument calls in a row
+    intents: list[str] | None = None  # issue 21: the intents the run was routed to, in order (None: no router)
     started: float = field(default_factory=time.perf_counter)
 
     def event(self, kind: str, **fields: Any) -> None:
         self.trace.append({"at": round(time.perf_counter() - self.started, 4), "kind": kind, **fields})
+
+    def count(self, usage: tuple[int, int]) -> None:
+        self.input_tokens, self.output_tokens = self.input_tokens + usage[0], self.output_tokens + usage[1]
 
     def structured(self) -> dict[str, Any]:
         return {"answer": self.answer, "session_id": self.session_id, "run_id": self.run_id,
                 "stop_reason": self.stop_reason, "rounds": self.rounds,
                 "tool_calls": [{"name": c.name, "arguments": c.arguments, "is_error": c.is_error,
                                 "seconds": round(c.seconds, 3)} for c in self.tool_calls],
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}}
+                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+                **({"intents": self.intents} if self.intents is not None else {})}
 
 
 class Agent:
@@ -99,7 +111,8 @@ class Agent:
                  model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER,
                  artifacts: Artifacts | None = None, artifact_reader: str | None = None,
                  gate: RunGate | None = None,
-                 budget: Callable[[str, int], Awaitable[str | None]] | None = None) -> None:
+                 budget: Callable[[str, int], Awaitable[str | None]] | None = None,
+                 profiles: Callable[[str], Profile] | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
@@ -109,6 +122,7 @@ class Agent:
         self.artifact_reader = artifact_reader  # public name of hermes_artifact_read, offered once a run has one
         self.gate = gate  # the hub's limit on runs at once (agent.max_concurrent); None: no limit
         self.budget = budget  # guards.limits tokens_per_day: counts a reply's tokens, says when the day's are spent
+        self.profiles = profiles  # a profile by name, for delegates (issue 21); None: no delegation
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
         model = self.model_for(profile) if self.model_for is not None else self.model
@@ -130,19 +144,22 @@ class Agent:
             return await self._run(task, profile, ctx, model, session_id)
 
     async def _run(self, task: str, profile: Profile, ctx: CallContext, model: Provider,
-                   session_id: str | None) -> RunResult:
+                   session_id: str | None, depth: Depth | None = None) -> RunResult:
         uid = ctx.caller.user_id
+        depth = depth or Depth(0, profile.max_delegation_depth)
         if session_id is None:
             session_id = (await self.sessions.create(uid, task[:80])).session_id
         else:
             await self.sessions.get(uid, session_id)  # NotFound for another user's session, as for a missing one
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
+        if depth.parent is not None:  # a delegated run: a child of its caller's in the trace
+            run.event("delegated", parent_run_id=depth.parent, depth=depth.level)
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
         async with self.sessions.lock(uid, session_id) as lease:
             transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
             try:
-                await self._rounds(task, profile, ctx, run, transcript, model)
+                await self._rounds(task, profile, ctx, run, transcript, model, depth)
             except anyio.get_cancelled_exc_class():
                 run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
                 raise
@@ -156,6 +173,15 @@ class Agent:
                     await self._keep(run, profile, task, uid, started_at)
                     await self._fold_later(uid, session_id, profile)
         return run
+
+    async def _child(self, task: str, profile: Profile, ctx: CallContext, depth: Depth) -> RunResult:
+        """A delegated run: the profile's own model, a session of its own, no second slot of the run gate."""
+        model = self.model_for(profile) if self.model_for is not None else self.model
+        if model is None:
+            raise HubError(f"no model is configured for profile '{profile.name}'")
+        if isinstance(model, SamplingProvider):
+            model = model.for_host(ctx.host)
+        return await self._run(task, profile, ctx, model, None, depth)
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
         """Store the run and its trace (a trace that cannot be written is logged, never fails the run)."""
@@ -177,7 +203,7 @@ class Agent:
             log.exception("could not ask for a summary of session %s", session_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
-                      transcript: list[dict[str, Any]], model: Provider) -> None:
+                      transcript: list[dict[str, Any]], model: Provider, depth: Depth) -> None:
         uid = ctx.caller.user_id
         session = await self.sessions.get(uid, run.session_id)
         # issue 20 (context): background for the task and what the session is about, above the floor
@@ -189,16 +215,50 @@ class Agent:
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
                  if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]
+        within = frozenset(t.name for t in tools)  # what a delegated run may reach, at most
+        route = None
+        if profile.intents:  # issue 21: route first; only the routed intents' tools are offered
+            try:
+                route = await Router(model, profile, self.masker).route(
+                    task, ctx, run.event, lambda what: _progress(ctx, 0, profile.max_rounds, what))
+            except ProviderError as e:
+                run.stop_reason, run.answer = "model_error", f"The model could not route the request: " \
+                                                             f"{self.masker.text(str(e))}"
+                return
+            run.intents = route.names
+            run.count(route.usage)
+            if route.question is not None:
+                run.stop_reason, run.answer = "needs_input", route.question
+                return
+            tools = [t for t in tools if route.offers(t.name)]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
         reader = next((t for t in tools if t.name == self.artifact_reader), None)
         tools = await top_tools(tools, task, profile.max_tools)
         by_name = {t.name: t for t in tools}
+        delegates = (Delegates(profile, depth, self.profiles, self._child, run.event, run.run_id)
+                     if profile.delegates and self.profiles is not None else None)
+        for t in delegates.tools() if delegates else []:  # issue 21: other profiles, offered as tools
+            tools.append(t)
+            by_name[t.name] = t
         specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
         resolver = next((t.name for t in tools if t.name.endswith("time_resolve")
                          and (t.meta or {}).get(ORIGIN_META, {}).get("server") == "hermes"), None)
         system, messages, sizes = build_request(
             Budget(profile.request_tokens), render(profile.parts, specs), found.lines, session.summary,
             list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver))
+        if route is not None:
+            system = f"{system}\n\n{route.facts()}"
+        base, planner = system, None
+        if profile.plan:  # issue 21: a plan first, revised after each turn's results
+            planner = Planner(model, profile, self.masker, run.event,
+                              lambda what: _progress(ctx, 0, profile.max_rounds, what))
+            try:
+                await planner.make(task, specs)
+                run.count(planner.take_usage())
+            except ProviderError as e:
+                run.stop_reason, run.answer = "model_error", f"The model could not plan: {self.masker.text(str(e))}"
+                return
+            system = f"{base}\n\n{planner.facts()}"
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
                   memories=len(found.ids), memory_ids=found.ids, memory_relevance=found.relevance,
@@ -207,8 +267,8 @@ class Agent:
         results: list[str] = []
         declined = False
         prompts = PromptLog(self.masker)
-        calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None),
-                      profile, ctx, run, by_name)
+        calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None,
+                            handlers(delegates, ctx, within)), profile, ctx, run, by_name)
         estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
@@ -276,6 +336,13 @@ class Agent:
                 if done.outcome == "needs_input":
                     run.stop_reason, run.answer = "needs_input", text
                     return
+            if planner is not None and round_no < profile.max_rounds:
+                try:
+                    await planner.revise(round_no, [(c.name, d.text) for c, d in zip(reply.tool_calls, outcomes)])
+                    run.count(planner.take_usage())
+                except ProviderError as e:  # the plan stays as it was; the run goes on
+                    run.event("plan_revision", round=round_no, error=self.masker.text(str(e)))
+                system = f"{base}\n\n{planner.facts()}"
             if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
                 run.stop_reason = "repeated_results"
                 run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "

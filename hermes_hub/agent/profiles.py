@@ -6,11 +6,12 @@ instructions and tool list. A profile named ``default`` exists even when none is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from hermes_hub.agent.instructions import DEFAULT, Parts
 from hermes_hub.config import AgentProfile, AgentSection, HubConfig
+from hermes_hub.config.intents import IntentConfig, RoutingConfig
 from hermes_hub.errors import UnknownName
 from hermes_hub.models.windows import window
 
@@ -38,6 +39,12 @@ class Profile:
     context_window: int | None = None  # the model's window (agent.context_window, else known for usual models)
     timezone: str | None = None  # the person's (agent.timezone); None: the machine's
     recall_min_score: float = 0.0  # memories less relevant than this are not given to the run
+    intents: tuple[IntentConfig, ...] = ()  # issue 21: a run first routes to these (``routing.py``); () : plain loop
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
+    plan: bool = False  # issue 21: plan first and revise it after each turn (``planning.py``)
+    max_plan_steps: int = 5
+    delegates: tuple[str, ...] = ()  # issue 21: profiles this one may hand subtasks to (``delegation.py``)
+    max_delegation_depth: int = 2
 
     @property
     def request_tokens(self) -> int:
@@ -87,4 +94,10 @@ def resolve(config: HubConfig, name: str) -> Profile:
         context_window=settings.context_window or window(settings.provider, settings.model),
         timezone=d.timezone,
         recall_min_score=d.recall_min_score,
+        intents=tuple(entry.intents),
+        routing=entry.routing,
+        plan=entry.plan,
+        max_plan_steps=entry.max_plan_steps,
+        delegates=tuple(entry.delegates),
+        max_delegation_depth=entry.max_delegation_depth,
     )

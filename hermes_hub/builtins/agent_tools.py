@@ -18,6 +18,7 @@ from hermes_hub.builtins.source import BuiltinPrompt, BuiltinPrompts, BuiltinTem
 from hermes_hub.call import CallContext
 from hermes_hub.config import HubConfig
 from hermes_hub.errors import HubError
+from hermes_hub.evaluation.feedback import keep_case
 from hermes_hub.storage import Store
 
 RUN_ID = {"type": "string", "description": "a run id (run_…) from hermes_agent_run or hermes_trace_list"}
@@ -82,9 +83,12 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
         return run_trace(found, prompt=bool(args.get("prompt")))
 
     async def feedback(args: dict[str, Any], ctx: CallContext) -> Any:
-        rated = await (await get_store()).rate_run(ctx.caller.user_id, args["run_id"], args["rating"],
-                                                   args.get("comment"))
-        return {"run_id": rated.run_id, "rating": rated.rating, "comment": rated.comment}
+        store = await get_store()
+        rated = await store.rate_run(ctx.caller.user_id, args["run_id"], args["rating"], args.get("comment"))
+        out = {"run_id": rated.run_id, "rating": rated.rating, "comment": rated.comment}
+        if rated.rating == "down":  # issue 21: it becomes a case of the person's evaluation set
+            out["eval_case"] = (await keep_case(store, ctx.caller.user_id, rated.run_id))["id"]
+        return out
 
     async def trace_text(params: dict[str, str], ctx: CallContext) -> str:
         found = await (await get_store()).get_run(ctx.caller.user_id, params["run_id"])
@@ -107,7 +111,8 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                                              "required": ["run_id"], "additionalProperties": False}),
                     guarded(trace_get)),
         BuiltinTool(types.Tool(name="feedback", description="Rate an agent run up or down, with an optional comment; "
-                               "kept with its trace.",
+                               "kept with its trace. A run rated down becomes a case of your evaluation set "
+                               "(`hermes-hub eval --set mine`).",
                                input_schema={"type": "object", "properties": {
                                    "run_id": RUN_ID, "rating": {"enum": ["up", "down"]},
                                    "comment": {"type": "string", "maxLength": 2000}},

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hermes_hub.config.intents import delegate_problems
 from hermes_hub.config.sections import (
     AgentSection,
     AnnotationsOverride,
@@ -64,7 +65,7 @@ def parse_config(
     except ValidationError as e:
         problems += [(_key_path(err["loc"]), _message(err)) for err in e.errors()]
     else:
-        problems += cfg.agent.problems() + cfg.toolset_problems()
+        problems += cfg.agent.problems() + cfg.toolset_problems() + delegate_problems(cfg.agents)
         for name in cfg.agents:
             problems += [(f"agents.{name}.{key.removeprefix('agent.')}", msg)
                          for key, msg in cfg.model_settings(name).problems()]

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from hermes_hub.config.guards import GuardsSection
+from hermes_hub.config.intents import IntentConfig, RoutingConfig, intent_problems
 from hermes_hub.config.servers import (  # re-exported: the server entry's models live in ``servers``
     PREFIX_RE,
     SECRET_KIND,
@@ -219,6 +220,19 @@ class AgentProfile(_Strict):
     confirm: list[str] | None = None
     max_tool_result_tokens: int | None = Field(None, ge=50)
     prompt: InstructionParts = Field(default_factory=InstructionParts)  # replaces parts of the default
+    # issue 21: a router above the loop (``config/intents.py``, ``agent/routing.py``)
+    intents: list[IntentConfig] = Field(default_factory=list, max_length=30)
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    plan: bool = False  # issue 21: plan first, revise after each turn's results (``agent/planning.py``)
+    max_plan_steps: int = Field(5, ge=1, le=20)
+    delegates: list[str] = Field(default_factory=list, max_length=20)  # issue 21: profiles offered as tools
+    max_delegation_depth: int = Field(2, ge=0, le=5)  # delegated runs below a host's run, at most
+
+    @model_validator(mode="after")
+    def _intents(self) -> AgentProfile:
+        if problems := intent_problems(self.intents):
+            raise ValueError(problems[0])
+        return self
 
 
 TOOLSET_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")

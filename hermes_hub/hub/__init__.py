@@ -21,7 +21,7 @@ from hermes_hub import audit
 from hermes_hub.agent.artifacts import Artifacts
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.loop import Agent
-from hermes_hub.agent.profiles import Profile
+from hermes_hub.agent.profiles import Profile, resolve
 from hermes_hub.aggregation.catalog import Catalog, Mount
 from hermes_hub.aggregation.filters import NameFilter, RoleFilter
 from hermes_hub.aggregation.guard import PinGuard
@@ -161,7 +161,7 @@ class Hub(Parts, Reports):
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
                      model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
                      artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate,
-                     budget=self.limits.spend)
+                     budget=self.limits.spend, profiles=lambda name: resolve(self.config, name))  # delegates (issue 21)
 
     def _model_for(self, profile: Profile) -> Provider | None:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed

@@ -12,6 +12,8 @@ answers with the first rule whose ``when`` matches and that is not used up::
 
 - ``when``: a regular expression (Python syntax, case-sensitive; write ``(?i)`` for any case) searched in
   the newest user or tool messages, those after the model's last turn. No ``when``: always matches.
+- ``task``: a regular expression searched in the request's last user message (an agent run's task, also
+  in the rounds after its tool results); both ``when`` and ``task`` must match when both are given.
 - ``text``: the answer. ``json``: an answer written as JSON rather than as a string holding JSON.
 - ``tool_calls``: ``[{"name": ..., "arguments": {...}}]``, the tools the model calls; their ids are
   ``call_<n>_<i>`` (the n-th request, the i-th call in it), the same on every run.
@@ -35,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from hermes_hub.errors import ConfigError
 from hermes_hub.models.base import Message, ProviderError, Reply, ToolCall, ToolSpec, Usage
@@ -52,20 +54,21 @@ class ScriptedCall(BaseModel):
 class Rule(BaseModel):
     model_config = ConfigDict(extra="forbid")
     when: str | None = None
+    task: str | None = None  # searched in the last user message (a run's task), whatever came after it
     text: str | None = None
     json_: Any = Field(None, alias="json")
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     times: int | None = Field(None, ge=1)
     reasoning: str | None = None  # returned as the model's reasoning text beside the answer
 
-    @field_validator("when")
+    @field_validator("when", "task")
     @classmethod
-    def _regex(cls, v: str | None) -> str | None:
+    def _regex(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is not None:
             try:
                 re.compile(v)
             except re.error as e:
-                raise ValueError(f"'when' is not a valid regular expression ({e})")
+                raise ValueError(f"'{info.field_name}' is not a valid regular expression ({e})")
         return v
 
     @model_validator(mode="after")
@@ -109,7 +112,7 @@ def load_script(path: Path) -> list[Rule]:
             where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
             msg = err["msg"].removeprefix("Value error, ")
             if err["type"] == "extra_forbidden":
-                msg = "unknown key; rules know when, text, json, tool_calls, times, reasoning; tool calls know name, arguments"
+                msg = "unknown key; rules know when, text, json, task, tool_calls, times, reasoning; tool calls know name, arguments"
             raise bad(f"rule [{i}]{where}: {msg}")
     return rules
 
@@ -141,8 +144,11 @@ class ScriptedProvider:
                        top_p: float | None = None) -> Reply:
         self._requests += 1
         searched = _newest_input(messages)
+        asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
         for i, rule in enumerate(self._rules):
             if self._left[i] == 0 or (rule.when is not None and not re.search(rule.when, searched)):
+                continue
+            if rule.task is not None and not re.search(rule.task, asked):
                 continue
             if self._left[i] is not None:
                 self._left[i] -= 1

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from hermes_hub.storage.approvals import ApprovalStore
+from hermes_hub.storage.cases import EvalCaseStore
 from hermes_hub.storage.records import (
     ArtifactRecord,
     AuditRecord,
@@ -392,7 +393,7 @@ class ArtifactStore(Protocol):
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
             RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, ArtifactStore,
-            ApprovalStore, Protocol):
+            ApprovalStore, EvalCaseStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -51,6 +51,7 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
                          "truncated", "text")),
     ("approvals", "id", ("id", "user_id", "role", "tool", "server", "digest", "preview", "state", "created_at",
                          "expires_at", "decided_by", "decided_via", "decided_at")),
+    ("eval_cases", "id", ("id", "user_id", "run_id", "created_at", "body")),
 ]
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id"}
 DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs")

@@ -285,3 +285,14 @@ class Lease:
     owner: str
     ttl: float
     lost: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EvalCaseRecord:
+    """A case of a user's evaluation set (issue 21), made from a run they rated down; ``case`` is its JSON."""
+
+    case_id: str
+    user_id: str
+    run_id: str
+    created_at: datetime
+    case: dict[str, Any]

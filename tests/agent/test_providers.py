@@ -15,6 +15,7 @@ import pytest
 from hermes_hub.config import parse_config
 from hermes_hub.errors import ConfigError
 from hermes_hub.models import Message, ProviderError, ToolCall, ToolSpec, Usage, make_provider
+from hermes_hub.models.scripted import ScriptedProvider
 from tests.agent import vendors
 from tests.agent.vendors import FakeVendor, served
 from tests.support import PROJECT, free_port
@@ -366,3 +367,13 @@ async def test_an_answer_in_another_shape_says_to_check_the_base_url(v: Vendor):
         with anyio.fail_after(20), pytest.raises(ProviderError) as caught:
             await provider.complete([Message("user", "hi")])
     assert "check agent.base_url" in str(caught.value), str(caught.value)
+
+
+async def test_a_scripted_rule_with_task_answers_only_the_runs_whose_last_user_message_matches(tmp_path):
+    (tmp_path / "rules.json").write_text(json.dumps([
+        {"task": "^plan", "when": "^ok$", "text": "planned"}, {"when": "^ok$", "text": "other"}]))
+    model = ScriptedProvider(tmp_path / "rules.json")
+    asked = [Message("user", "plan my day"), Message("assistant", "", tool_calls=(ToolCall("c", "t", {}),)),
+             Message("tool", "ok", tool_call_id="c")]
+    assert (await model.complete(asked)).text == "planned"
+    assert (await model.complete([Message("user", "hello"), *asked[1:]])).text == "other"

@@ -9,6 +9,7 @@ from hermes_hub.storage.crud.approvals import ApprovalMethods
 from hermes_hub.storage.crud.artifacts import ArtifactMethods
 from hermes_hub.storage.crud.audit import AuditMethods
 from hermes_hub.storage.crud.counters import CounterMethods
+from hermes_hub.storage.crud.eval_cases import EvalCaseMethods
 from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
@@ -26,6 +27,9 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
                     RunMethods, OAuthMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
-                    SealedMethods, PinMethods, ArtifactMethods, ApprovalMethods,
-                    CounterMethods):
+                    SealedMethods, PinMethods, ArtifactMethods,
+                    ApprovalMethods,
+                    CounterMethods,
+                    EvalCaseMethods,
+                    ):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -35,6 +35,7 @@ class Dialect:
     artifacts: ModuleType
     approvals: ModuleType
     counters: ModuleType  # guards.limits
+    eval_cases: ModuleType  # issue 21
 
 
 class Runner:

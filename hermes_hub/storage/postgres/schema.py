@@ -19,6 +19,7 @@ from typing import Any
 from hermes_hub.errors import StorageError
 from hermes_hub.storage.postgres.approvals import p010_approvals
 from hermes_hub.storage.postgres.counters import p011_audit_call_ids, p012_limit_counters
+from hermes_hub.storage.postgres.eval_cases import p013_eval_cases
 
 MIGRATION_LOCK = 0x6865726D  # "herm": the advisory lock key every replica takes to migrate
 
@@ -338,8 +339,12 @@ async def p009_artifacts(db: Connection) -> None:
 
 MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins,
-    p006_sealed_secrets, p007_oauth, p008_tool_pins, p009_artifacts, p010_approvals, p011_audit_call_ids,
-    p012_limit_counters]
+    p006_sealed_secrets, p007_oauth, p008_tool_pins, p009_artifacts,
+    p010_approvals,
+    p011_audit_call_ids,
+    p012_limit_counters,
+    p013_eval_cases,
+]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

@@ -27,6 +27,7 @@ from hermes_hub.storage.postgres import (
     artifacts,
     audit,
     counters,
+    eval_cases,
     claims,
     indexing,
     jobs,
@@ -73,7 +74,11 @@ class PostgresStore(SharedMethods):
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts, approvals=approvals, counters=counters)
+                   pins=pins, artifacts=artifacts,
+                   approvals=approvals,
+                   counters=counters,
+                   eval_cases=eval_cases,
+                   )
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

@@ -18,6 +18,7 @@ from hermes_hub.storage.sqlite.artifacts import m015_artifacts
 from hermes_hub.storage.sqlite.approvals import m016_approvals
 from hermes_hub.storage.sqlite.audit import m017_audit_call_ids
 from hermes_hub.storage.sqlite.counters import m018_limit_counters
+from hermes_hub.storage.sqlite.eval_cases import m019_eval_cases
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
 
@@ -355,6 +356,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m016_approvals,
     m017_audit_call_ids,
     m018_limit_counters,
+    m019_eval_cases,
 ]
 
 

@@ -35,6 +35,7 @@ from hermes_hub.storage.sqlite import (
     artifacts,
     audit,
     counters,
+    eval_cases,
     indexing,
     jobs,
     logins,
@@ -63,7 +64,11 @@ class SQLiteStore(SharedMethods):
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts, approvals=approvals, counters=counters)
+                   pins=pins, artifacts=artifacts,
+                   approvals=approvals,
+                   counters=counters,
+                   eval_cases=eval_cases,
+                   )
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
