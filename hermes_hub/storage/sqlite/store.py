@@ -41,6 +41,7 @@ from hermes_hub.storage.sqlite import (
     migrations,
     pins,
     runs,
+    schedules,
     sealed,
     sessions,
     summaries,
@@ -61,7 +62,7 @@ class SQLiteStore(SharedMethods):
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, schedules=schedules)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
