@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"memory"},
     {"toolsets"},
     {"agent"},
+    {"schedules"},  # agent runs at a time: timing, the firing loop, the inbox (issue 24)
     {"builtins"},
     {"authorization"},  # the hub as an OAuth authorization server for hosts: grants, clients, external IdP JWTs
     {"upstream"},  # what hosts talk to, short of a running hub
