@@ -35,6 +35,7 @@ log = logging.getLogger("hermes_hub.schedules")
 Fire = Callable[[ScheduleRecord, OccurrenceRecord], Awaitable[dict[str, Any]]]
 MAX_CATCH_UP = 1000  # due times walked when a hub comes back (the rest are skipped to the next one)
 MAX_BACKOFF = 3600.0
+IDLE_POLL = 5.0  # seconds between looks when nothing is due sooner (a schedule another replica made)
 FAILED_STOPS = ("model_error",)  # stop reasons that mean nothing useful ran
 
 
@@ -52,7 +53,7 @@ def iso(t: float) -> str:
 
 class Scheduler(QueueWorker):
     name = "schedules"
-    idle_poll = 5.0  # seconds between looks when nothing is due sooner (another replica's new schedule)
+    idle_poll = 5.0
 
     def __init__(self, store: Store, clock: Clock, fire: Fire, *, settings: Callable[[], SchedulesSection],
                  inbox: Inbox, trace_uri: Callable[[str], str] = lambda run_id: run_id) -> None:
@@ -63,6 +64,7 @@ class Scheduler(QueueWorker):
         self.stats: dict[str, int] = {k: 0 for k in ("planned", "fired", "done", "failed", "missed", "retried", "lost")}
         self.latency: list[float] = []  # seconds from each run's due time to its start (the newest 1000)
         self._tg: Any = None
+        self._soonest: float | None = None  # the next fire time of an occurrence this replica planned or retries
         clock.listeners.append(self.wake)
 
     async def run(self) -> None:
@@ -75,6 +77,9 @@ class Scheduler(QueueWorker):
         planned = await self.plan(now)
         occurrence = await self.store.claim_occurrence(self.owner, now, lease=self.settings().lease)
         if occurrence is None:
+            if not planned:  # sleep until the next due time known here (another replica's: within idle_poll)
+                due = [t for t in (await self.next_due(), self._soonest) if t is not None and t > now]
+                self.idle_poll = max(0.05, min(IDLE_POLL, *(t - now for t in due))) if due else IDLE_POLL
             return planned > 0
         await self.handle(occurrence)
         return True
@@ -109,6 +114,7 @@ class Scheduler(QueueWorker):
             due = within[-1]
             most = (cfg.jitter if s.jitter is None else s.jitter) if timing.recurring else 0.0
             planned.append(Planned(due, due + jitter(s.schedule_id, due, most), "pending", len(within) - 1))
+            self._soon(planned[-1].fire_at)
         if not await self.store.plan_schedule(s.schedule_id, s.next_due or 0.0, t, "active" if t else "done",
                                               planned, now):
             return 0  # another replica planned it first
@@ -146,6 +152,7 @@ class Scheduler(QueueWorker):
                 if await self.store.finish_occurrence(o.occurrence_id, self.owner, "pending", {**fields, "error": error},
                                                       self.clock.now(), retry_at=self.clock.now() + wait):
                     self.stats["retried"] += 1
+                    self._soon(self.clock.now() + wait)
                 return
             log.error("schedule %s of %s failed after %d attempts: %s", s.schedule_id, s.user_id, o.attempts, error)
             await self._end(o, "failed", {**fields, "error": error})
@@ -168,9 +175,10 @@ class Scheduler(QueueWorker):
         else:
             await self.inbox.arrived(o, item)
 
-    async def run_once(self) -> None:
-        """Everything due at the clock's time, done now (tests, the bench)."""
-        await self.drain()
+    def _soon(self, t: float) -> None:
+        now = self.clock.now()
+        if self._soonest is None or self._soonest <= now or t < self._soonest:
+            self._soonest = t
 
     async def next_due(self) -> float | None:
         due = await self.store.due_schedules(float("inf"), limit=1)
