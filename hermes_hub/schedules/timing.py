@@ -90,11 +90,11 @@ class Timing:
         return self.kind != "at"
 
     def first(self, now: float, anchor: float) -> float | None:
-        """The first due time from ``now`` on (an ``at`` in the past: None)."""
+        """The first due time from ``now`` on (an ``at`` in the past: None); an interval's is one interval on."""
         if self.kind == "at":
             at = datetime.fromisoformat(self.spec).timestamp()
             return at if at >= now else None
-        return self.after(now - 1e-6, anchor)
+        return self.after(now if self.kind == "every" else now - 1e-6, anchor)
 
     def after(self, t: float, anchor: float) -> float | None:
         """The first due time strictly after ``t``; ``anchor`` starts an interval's count."""
