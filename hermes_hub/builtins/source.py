@@ -11,7 +11,7 @@ import mcp.types as types
 
 from hermes_hub.aggregation.results import json_result  # noqa: F401  (re-exported: every built-in returns it)
 from hermes_hub.call import CallContext, require
-from hermes_hub.errors import InvalidInput, UnknownName
+from hermes_hub.errors import DownstreamError, InvalidInput, UnknownName
 
 ToolHandler = Callable[[dict[str, Any], CallContext], Awaitable[types.CallToolResult]]
 PromptRenderer = Callable[[dict[str, str], CallContext], Awaitable[types.GetPromptResult]]
@@ -150,7 +150,8 @@ class Builtins:
                                  caller: Any = None) -> None:
         found = self._resources.get(uri)
         if found is None or found.watch is None or caller is None:
-            raise InvalidInput(f"the hub's resource {uri!r} cannot be subscribed to; read it again to see changes")
+            raise DownstreamError(self.name, f"the resource {uri!r} cannot be subscribed to; read them again to see "
+                                  f"changes (of the hub's own, only the inbox can)", types.INVALID_PARAMS)
         found.watch(caller, watcher, notify)
 
     async def unsubscribe_resource(self, uri: str, watcher: Hashable) -> None:

@@ -52,5 +52,6 @@ class Scheduling:
         fire = agent_fire(hub._agent, lambda: hub.config, lambda: hub.sessions, lambda: hub.store, self.role_now)
         self.scheduler = Scheduler(hub.store, self.clock, fire, settings=lambda: hub.config.schedules,
                                    inbox=self.inbox, trace_uri=self.trace_uri)
+        self.book.changed = self.scheduler.wake
         loops.start_soon(self.scheduler.run)
         return self.scheduler

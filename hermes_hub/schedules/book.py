@@ -30,6 +30,7 @@ class Schedules:
                  session_exists: Callable[[str, str], Awaitable[object]],
                  trace_uri: Callable[[str], str] = lambda run_id: run_id) -> None:
         self.store, self.config, self.clock = store, config, clock
+        self.changed: Callable[[], None] = lambda: None  # the local scheduler's wake: a new time may be sooner
         self.session_exists = session_exists  # raises NotFound for another user's or a missing session
         self.trace_uri = trace_uri
 
@@ -55,6 +56,7 @@ class Schedules:
                                 profile, args.get("session_id"), misfire, jitter, retries, None, "active", first,
                                 now, now)
         await self.store().add_schedule(record)
+        self.changed()
         return await self.view(record)
 
     async def list(self, caller: Identity) -> list[dict[str, Any]]:
@@ -98,6 +100,7 @@ class Schedules:
             raise InvalidInput("this one-off schedule has fired; give it a new 'at' to run again")
         record = ScheduleRecord(**{**s.__dict__, **changes, "state": state, "updated_at": now})
         await self.store().update_schedule(record)
+        self.changed()
         return await self.view(record)
 
     async def delete(self, caller: Identity, schedule_id: str) -> dict[str, Any]:
