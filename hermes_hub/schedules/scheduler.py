@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from hermes_hub.config.sections import SchedulesSection
-from hermes_hub.errors import NotFound
+from hermes_hub.errors import NotFound, SessionBusy
 from hermes_hub.schedules.clock import Clock
 from hermes_hub.schedules.inbox import Inbox, entry
 from hermes_hub.schedules.timing import Timing, jitter
@@ -35,6 +35,7 @@ log = logging.getLogger("hermes_hub.schedules")
 Fire = Callable[[ScheduleRecord, OccurrenceRecord], Awaitable[dict[str, Any]]]
 MAX_CATCH_UP = 1000  # due times walked when a hub comes back (the rest are skipped to the next one)
 MAX_BACKOFF = 3600.0
+BUSY_WAIT = 5.0  # seconds before a run whose session is busy tries again (that try does not count as a retry)
 IDLE_POLL = 5.0  # seconds between looks when nothing is due sooner (a schedule another replica made)
 FAILED_STOPS = ("model_error",)  # stop reasons that mean nothing useful ran
 
@@ -141,6 +142,12 @@ class Scheduler(QueueWorker):
         try:
             fields = await while_held(lambda: self.store.renew_occurrence(o.occurrence_id, self.owner, lease=cfg.lease),
                                       cfg.lease, lambda: self.fire(s, o))
+        except SessionBusy as e:  # the person (or a run that died, until its lock expires) is in that session
+            log.info("schedule %s run %d waits for its session (%s)", s.schedule_id, o.occurrence_id, e)
+            await self.store.finish_occurrence(o.occurrence_id, self.owner, "pending", {}, self.clock.now(),
+                                               retry_at=self.clock.now() + BUSY_WAIT, again=True)
+            self._soon(self.clock.now() + BUSY_WAIT)
+            return
         except Exception as e:  # noqa: BLE001 - a failed run is retried or reported, never silent
             fields = getattr(e, "fields", {})
             error = str(e)[:2000] or type(e).__name__

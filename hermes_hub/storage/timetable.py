@@ -122,8 +122,9 @@ class ScheduleStore(Protocol):
     async def renew_occurrence(self, occurrence_id: int, owner: str, *, lease: float) -> bool: ...
 
     async def finish_occurrence(self, occurrence_id: int, owner: str, state: str, fields: dict[str, Any], now: float,
-                                *, retry_at: float | None = None) -> bool:
-        """End it as ``state`` (or back to pending until ``retry_at``); False if ``owner`` no longer holds it."""
+                                *, retry_at: float | None = None, again: bool = False) -> bool:
+        """End it as ``state`` (or back to pending until ``retry_at``; ``again``: that attempt does not count);
+        False if ``owner`` no longer holds it."""
 
     async def occurrences(self, user_id: str, *, schedule_id: str | None = None, finished: bool = False,
                           limit: int = 50) -> list[OccurrenceRecord]:

@@ -41,8 +41,8 @@ class ScheduleMethods(Runner):
         return await self._write(self._sql.schedules.renew, occurrence_id, owner, lease)
 
     async def finish_occurrence(self, occurrence_id: int, owner: str, state: str, fields: dict[str, Any], now: float,
-                                *, retry_at: float | None = None) -> bool:
-        return await self._write(self._sql.schedules.finish, occurrence_id, owner, state, fields, now, retry_at)
+                                *, retry_at: float | None = None, again: bool = False) -> bool:
+        return await self._write(self._sql.schedules.finish, occurrence_id, owner, state, fields, now, retry_at, again)
 
     async def occurrences(self, user_id: str, *, schedule_id: str | None = None, finished: bool = False,
                           limit: int = 50) -> list[OccurrenceRecord]:

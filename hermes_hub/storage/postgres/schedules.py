@@ -107,19 +107,19 @@ async def renew(db: Connection, occurrence_id: int, owner: str, lease: float) ->
 
 
 async def finish(db: Connection, occurrence_id: int, owner: str, state: str, fields: dict[str, Any],
-                 now: float, retry_at: float | None) -> bool:
+                 now: float, retry_at: float | None, again: bool = False) -> bool:
     held = await db.fetchrow("SELECT 1 FROM schedule_runs WHERE id = $1 AND owner = $2 AND state = 'running' "
                              "FOR UPDATE", occurrence_id, owner)
     if held is None:
         return False
     values = [fields.get(k) for k in _KEYS]
-    sets = ", ".join(f"{k} = ${i}" for i, k in enumerate(_KEYS, start=4))
+    sets = ", ".join(f"{k} = ${i}" for i, k in enumerate(_KEYS, start=5))
     if retry_at is not None:  # back to pending, fired again at retry_at
         state, when, column = "pending", retry_at, "fire_at"
     else:
         when, column = now, "finished_at"
-    await db.execute(f"UPDATE schedule_runs SET state = $3, owner = NULL, {column} = $2, {sets} WHERE id = $1",
-                     occurrence_id, when, state, *values)
+    await db.execute(f"UPDATE schedule_runs SET state = $3, owner = NULL, {column} = $2, attempts = attempts - $4, "
+                     f"{sets} WHERE id = $1", occurrence_id, when, state, int(again), *values)
     return True
 
 

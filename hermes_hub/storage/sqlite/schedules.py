@@ -103,7 +103,7 @@ def renew(db: Connection, occurrence_id: int, owner: str, lease: float) -> bool:
 
 
 def finish(db: Connection, occurrence_id: int, owner: str, state: str, fields: dict[str, Any],
-           now: float, retry_at: float | None) -> bool:
+           now: float, retry_at: float | None, again: bool = False) -> bool:
     """End the held occurrence as ``state`` (or give it back for ``retry_at``); False if ``owner`` lost it."""
     held = db.execute("SELECT 1 FROM schedule_runs WHERE id = ? AND owner = ? AND state = 'running'",
                       (occurrence_id, owner)).fetchone()
@@ -112,8 +112,8 @@ def finish(db: Connection, occurrence_id: int, owner: str, state: str, fields: d
     keys = ("run_id", "session_id", "answer", "stop_reason", "error")
     values = [fields.get(k) for k in keys]
     if retry_at is not None:
-        db.execute(f"UPDATE schedule_runs SET state = 'pending', owner = NULL, fire_at = ?, "
-                   f"{', '.join(f'{k} = ?' for k in keys)} WHERE id = ?", (retry_at, *values, occurrence_id))
+        db.execute(f"UPDATE schedule_runs SET state = 'pending', owner = NULL, fire_at = ?, attempts = attempts - ?, "
+                   f"{', '.join(f'{k} = ?' for k in keys)} WHERE id = ?", (retry_at, int(again), *values, occurrence_id))
     else:
         db.execute(f"UPDATE schedule_runs SET state = ?, owner = NULL, finished_at = ?, "
                    f"{', '.join(f'{k} = ?' for k in keys)} WHERE id = ?", (state, now, *values, occurrence_id))
