@@ -90,7 +90,8 @@ def schedule_items(book: Callable[[], Schedules], inbox: Callable[[], Inbox]) ->
                          "trace).", {"schedule_id": ID}, ["schedule_id"], True), guarded(get)),
         BuiltinTool(tool("schedule_update", "Change one of your schedules: its task, timing, profile, options, or "
                          "pause it (paused: true) and resume it (paused: false).",
-                         {"schedule_id": ID, "task": TASK, **TIMING, **OPTIONS,
+                         {"schedule_id": ID, **{k: {**v, "description": "as in hermes_schedule_create"}
+                                                for k, v in {"task": TASK, **TIMING, **OPTIONS}.items()},
                           "paused": {"type": "boolean", "description": "true: stop running it; false: resume"}},
                          ["schedule_id"], False), guarded(update)),
         BuiltinTool(tool("schedule_delete", "Delete one of your schedules and its runs.", {"schedule_id": ID},

@@ -7,6 +7,7 @@ import pytest
 
 from hermes_hub.call import Identity
 from hermes_hub.schedules import ManualClock
+from hermes_hub.web.view import view
 from tests.schedules.helpers import call, clocked_hub, inbox, refused, settle, ts, write_config
 
 pytestmark = pytest.mark.anyio
@@ -103,6 +104,8 @@ async def test_a_failing_run_is_retried_with_backoff_then_marked_failed_with_its
         [item] = await inbox(hub)
         assert item["state"] == "failed" and item["attempts"] == 3 and item["error"]
         assert hub.scheduling.scheduler.stats == {**hub.scheduling.scheduler.stats, "failed": 1, "retried": 2}
+        [shown] = (await view(hub, Identity("ana", "admin")))["schedules"]  # the status page, never silent
+        assert shown["last_run"]["state"] == "failed" and "Unknown tool 'nope_missing'" in shown["last_run"]["error"]
 
 
 async def test_another_user_never_sees_changes_or_runs_someone_s_schedule(tmp_path):

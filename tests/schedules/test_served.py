@@ -11,6 +11,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 import anyio
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client
@@ -62,6 +63,9 @@ async def test_a_run_reaches_a_host_subscribed_over_http_and_a_signed_webhook_re
             assert updates == ["hub://hermes/inbox"]
             items = json.loads((await host.read_resource("hub://hermes/inbox")).contents[0].text)["items"]
             assert [(i["state"], i["answer"]) for i in items] == [("done", "Time to stretch.")]
+            async with httpx2.AsyncClient(timeout=30) as http:
+                page = (await http.get(hub.url.removesuffix("/mcp") + "/status")).text
+            assert "tell me to stretch" in page and "done " in page  # the status page: its last run
             await until(lambda: len(receiver.got) >= 2, timeout=60)
             done = await anyio.run_process([sys.executable, "-m", "hermes_hub", "schedules", "secret", "--config",
                                             str(hub.config)])
