@@ -61,7 +61,8 @@ def schedule_items(book: Callable[[], Schedules], inbox: Callable[[], Inbox]) ->
         return await book().get(ctx.caller, args["schedule_id"])
 
     async def update(args: dict[str, Any], ctx: CallContext) -> Any:
-        return await book().update(ctx.caller, args["schedule_id"], {k: v for k, v in args.items() if k != "schedule_id"})
+        changes = {k: v for k, v in args.items() if k != "schedule_id"}
+        return await book().update(ctx.caller, args["schedule_id"], changes)
 
     async def delete(args: dict[str, Any], ctx: CallContext) -> Any:
         return await book().delete(ctx.caller, args["schedule_id"])
@@ -96,6 +97,7 @@ def schedule_items(book: Callable[[], Schedules], inbox: Callable[[], Inbox]) ->
                          ["schedule_id"], False), guarded(update)),
         BuiltinTool(tool("schedule_delete", "Delete one of your schedules and its runs.", {"schedule_id": ID},
                          ["schedule_id"], False), guarded(delete)),
-        BuiltinResource(resource, read_inbox, watch=lambda caller, watcher, notify:
-                        inbox().watch(caller.user_id, watcher, notify), unwatch=lambda watcher: inbox().unwatch(watcher)),
+        BuiltinResource(resource, read_inbox,
+                        watch=lambda caller, watcher, notify: inbox().watch(caller.user_id, watcher, notify),
+                        unwatch=lambda watcher: inbox().unwatch(watcher)),
     ]

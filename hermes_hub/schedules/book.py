@@ -91,10 +91,12 @@ class Schedules:
         if "paused" in args:
             state = "paused" if args["paused"] else "active"
         if retimed or (state == "active" and s.state != "active"):
-            timing = Timing(changes.get("kind", s.kind), changes.get("spec", s.spec), changes.get("timezone", s.timezone))
+            timing = Timing(changes.get("kind", s.kind), changes.get("spec", s.spec),
+                            changes.get("timezone", s.timezone))
             nxt = timing.first(now, now if retimed else s.created_at)
             if nxt is None:
-                raise InvalidInput(f"that time is in the past (it is {_local(now, timing.timezone)} now); give one to come")
+                raise InvalidInput(f"that time is in the past (it is {_local(now, timing.timezone)} now); "
+                                   f"give one to come")
             changes["next_due"] = nxt
         if state == "active" and s.state == "done" and "next_due" not in changes:
             raise InvalidInput("this one-off schedule has fired; give it a new 'at' to run again")

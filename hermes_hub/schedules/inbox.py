@@ -82,7 +82,8 @@ class Inbox:
     async def deliver(self, url: str, payload: dict[str, Any]) -> bool:
         body = json.dumps({**payload, "answer": (payload.get("answer") or "")[:ANSWER_CHARS]},
                           ensure_ascii=False).encode()
-        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(await self.secret(), body),  # type: ignore[misc]
+        secret = await self.secret()  # type: ignore[misc]
+        headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(secret, body),
                    "X-Hermes-Delivery": str(payload.get("occurrence_id", ""))}
         problem = ""
         async with httpx2.AsyncClient(timeout=TIMEOUT) as http:

@@ -156,8 +156,9 @@ class Scheduler(QueueWorker):
                 wait = min(MAX_BACKOFF, cfg.retry_backoff * 2 ** (o.attempts - 1))
                 log.warning("schedule %s run %d failed (%s); retry %d of %d in %g s", s.schedule_id,
                             o.occurrence_id, error, o.attempts, retries, wait)
-                if await self.store.finish_occurrence(o.occurrence_id, self.owner, "pending", {**fields, "error": error},
-                                                      self.clock.now(), retry_at=self.clock.now() + wait):
+                if await self.store.finish_occurrence(o.occurrence_id, self.owner, "pending",
+                                                      {**fields, "error": error}, self.clock.now(),
+                                                      retry_at=self.clock.now() + wait):
                     self.stats["retried"] += 1
                     self._soon(self.clock.now() + wait)
                 return
