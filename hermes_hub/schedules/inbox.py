@@ -17,6 +17,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Hashable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -99,8 +100,9 @@ class Inbox:
                 except httpx2.HTTPError as e:
                     problem = type(e).__name__
         self.stats["webhooks_failed"] += 1
-        log.warning("the schedules webhook %s did not take occurrence %s after %d attempts (%s)",
-                    url.split("?")[0], payload.get("occurrence_id"), ATTEMPTS, problem)
+        where = urlsplit(url)  # no credentials or query in the log
+        log.warning("the schedules webhook %s://%s%s did not take occurrence %s after %d attempts (%s)", where.scheme,
+                    where.hostname, where.path, payload.get("occurrence_id"), ATTEMPTS, problem)
         return False
 
 

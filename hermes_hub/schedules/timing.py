@@ -101,10 +101,9 @@ class Timing:
         if self.kind == "at":
             at = datetime.fromisoformat(self.spec).timestamp()
             return at if at > t else None
-        if self.kind == "every":
+        if self.kind == "every":  # from the previous due time (or from ``anchor``, if later)
             step = float(self.spec)
-            n = max(0, int((t - anchor) // step) + 1)
-            return anchor + n * step
+            return max(t, anchor) + step
         tz = zone(self.timezone)
         return next(iter(CronSim(self.spec, datetime.fromtimestamp(t, tz)))).timestamp()
 
