@@ -21,7 +21,7 @@ class Scheduling:
     def __init__(self, hub: Any) -> None:  # the Hub (not imported: it imports this module)
         self.hub = hub
         self.clock = clock_from_env()  # the real clock, or HERMES_FAKE_NOW's (a test seam); tests may swap it
-        self.inbox = Inbox(secret=lambda: hub_secret(hub.vault), webhook_of=self.webhook_of)
+        self.inbox = Inbox(secret=lambda: hub_secret(hub.vault), webhook_of=self.webhook_of, modern=self.modern)
         self.book = Schedules(lambda: hub.store, lambda: hub.config, self.clock, self._session, self.trace_uri)
         self.scheduler: Scheduler | None = None
         hub.builtins.add(*schedule_items(lambda: self.book, lambda: self.inbox))
@@ -33,6 +33,13 @@ class Scheduling:
     def trace_uri(self, run_id: str) -> str:
         prefix = self.hub.config.hub.prefix
         return f"hub://{prefix}/traces/{run_id}" if prefix else f"hub://traces/{run_id}"
+
+    async def modern(self, user_id: str) -> None:
+        """2026-07-28 hosts of ``user_id`` listening for their inbox, on every endpoint, hear it changed."""
+        prefix = self.hub.config.hub.prefix
+        for ep in self.hub.endpoints.values():
+            if ep.announcer.listening is not None:
+                await ep.announcer.listening.updated(user_id, f"hub://{prefix}/inbox" if prefix else "hub://inbox")
 
     def webhook_of(self, user_id: str) -> str | None:
         cfg = self.hub.config.schedules

@@ -55,11 +55,13 @@ class Inbox:
     """Tells a person's subscribed hosts and webhook that their inbox has a new item."""
 
     def __init__(self, secret: Callable[[], Awaitable[str]] | None = None,
-                 webhook_of: Callable[[str], str | None] = lambda user: None) -> None:
+                 webhook_of: Callable[[str], str | None] = lambda user: None,
+                 modern: Callable[[str], Awaitable[None]] | None = None) -> None:
         self._watchers: dict[str, dict[Hashable, Notify]] = {}
+        self.modern = modern  # tells a person's 2026-07-28 hosts (subscriptions/listen)
         self.secret = secret
         self.webhook_of = webhook_of
-        self.stats = {"notified": 0, "webhooks_sent": 0, "webhooks_failed": 0}
+        self.stats = {"arrived": 0, "notified": 0, "webhooks_sent": 0, "webhooks_failed": 0}
 
     def watch(self, user_id: str, watcher: Hashable, notify: Notify) -> None:
         self._watchers.setdefault(user_id, {})[watcher] = notify
@@ -76,6 +78,9 @@ class Inbox:
                 self.stats["notified"] += 1
             except Exception:  # noqa: BLE001 - a host that went away must not stop the others
                 log.debug("an inbox subscriber could not be told", exc_info=True)
+        if self.modern is not None:
+            await self.modern(o.user_id)
+        self.stats["arrived"] += 1  # every host told (the webhook follows)
         url = self.webhook_of(o.user_id)
         if url and self.secret is not None:
             await self.deliver(url, {"event": "schedule.occurrence", "user_id": o.user_id, **item})

@@ -3,11 +3,14 @@ change, retries with backoff, people kept apart, bad arguments refused with stat
 
 from __future__ import annotations
 
+import anyio
 import pytest
+from mcp import Client
 
 from hermes_hub.call import Identity
 from hermes_hub.schedules import ManualClock
 from hermes_hub.web.view import view
+from tests.support import until
 from tests.schedules.helpers import call, clocked_hub, inbox, refused, settle, ts, write_config
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +145,23 @@ async def test_bad_arguments_are_refused_with_what_to_do_and_nothing_is_stored(t
         for args, says in BAD:
             assert says in await refused(hub, "hermes_schedule_create", args)
         assert (await call(hub, "hermes_schedule_list", {}))["schedules"] == []
+
+
+async def test_a_2026_host_listening_for_its_inbox_hears_its_own_runs_and_not_another_person_s(tmp_path):
+    clock = ManualClock(ts(START))
+    async with clocked_hub(write_config(tmp_path, schedules={"jitter": 0}), clock) as hub, \
+            Client(hub.server) as host:
+        assert host.protocol_version == "2026-07-28"
+        await call(hub, "hermes_schedule_create", {"task": "bob's", "at": "2026-12-01T09:30:00+01:00"}, user="bob")
+        await call(hub, "hermes_schedule_create", {"task": "ana's", "at": "2026-12-01T10:00:00+01:00"})
+        async with host.listen(tools_list_changed=True, resource_subscriptions=["hub://hermes/inbox"]) as sub:
+            clock.set(ts("2026-12-01T09:30:00+01:00"))
+            await settle(hub)
+            await until(lambda: hub.scheduling.inbox.stats["arrived"] == 1)  # bob's run was told to bob's hosts
+            await hub.announcer.changed({"tools"})  # a marker every host hears: bob's update would come before it
+            clock.set(ts("2026-12-01T10:00:00+01:00"))
+            with anyio.fail_after(30):
+                events = [await sub.__anext__(), await sub.__anext__()]
+        assert [type(e).__name__ for e in events] == ["ToolsListChanged", "ResourceUpdated"]
+        assert events[1].uri == "hub://hermes/inbox"
+        assert [i["task"] for i in await inbox(hub)] == ["ana's"]
