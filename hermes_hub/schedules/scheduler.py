@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -168,13 +169,13 @@ class Scheduler(QueueWorker):
         await self._end(o, "done", fields)
 
     async def _end(self, o: OccurrenceRecord, state: str, fields: dict[str, Any]) -> None:
-        if not await self.store.finish_occurrence(o.occurrence_id, self.owner, state, fields, self.clock.now()):
+        now = self.clock.now()
+        if not await self.store.finish_occurrence(o.occurrence_id, self.owner, state, fields, now):
             self.stats["lost"] += 1  # its lease ran out and another replica finished it: it is in the inbox once
             return
         self.stats[state] += 1
-        for done in await self.store.occurrences(o.user_id, schedule_id=o.schedule_id, finished=True, limit=5):
-            if done.occurrence_id == o.occurrence_id:
-                await self._tell(done)
+        known = {k: fields.get(k) for k in ("run_id", "session_id", "answer", "stop_reason", "error")}
+        await self._tell(replace(o, state=state, owner=None, finished_at=now, **known))
 
     async def _tell(self, o: OccurrenceRecord) -> None:
         item = entry(o, self.trace_uri)
