@@ -5,6 +5,7 @@ a served replica killed with -9 mid-run whose occurrence another replica takes o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -12,6 +13,9 @@ import pytest
 from mcp import Client
 
 from hermes_hub.schedules import ManualClock
+from hermes_hub.storage import open_store
+from hermes_hub.storage.copy import copy_store
+from hermes_hub.storage.timetable import Planned, ScheduleRecord
 from tests.agent import vendors
 from tests.agent.test_providers import KEY
 from tests.postgres import new_database
@@ -69,3 +73,21 @@ async def test_a_replica_killed_mid_run_loses_its_lease_and_another_runs_the_occ
                 items = await until(landed, timeout=None)
     assert [(i["state"], i["answer"], i["attempts"]) for i in items] == [("done", "Stretch now.", 2)]
     assert len(fake.received) == 2
+
+
+async def test_schedules_and_their_runs_move_to_postgresql_with_the_store(pg_server, tmp_path):
+    record = ScheduleRecord("sch_move", "ana", "user", "check the build", "every", "3600.0", "UTC", "default", None,
+                            None, 0.0, None, None, "active", 7200.0, 1.0, 1.0)
+    async with open_store(f"sqlite:///{tmp_path}/hub.db") as sqlite, open_store(await new_database(pg_server)) as pg:
+        await sqlite.add_schedule(record)
+        assert await sqlite.plan_schedule("sch_move", 7200.0, 10800.0, "active", [Planned(7200.0, 7200.0, "pending")],
+                                          7200.0)
+        held = await sqlite.claim_occurrence("r1", 7200.0, lease=60)
+        assert await sqlite.finish_occurrence(held.occurrence_id, "r1", "done", {"answer": "green"}, 7201.0)
+        report = await copy_store(sqlite, pg)
+        assert ("schedules", 1, 1) in report.counts and ("schedule_runs", 1, 1) in report.counts
+        assert await pg.list_schedules("ana") == [replace(record, next_due=10800.0)]
+        assert [o.answer for o in await pg.occurrences("ana", finished=True)] == ["green"]
+        assert await pg.plan_schedule("sch_move", 10800.0, 14400.0, "active", [Planned(10800.0, 10800.0, "pending")],
+                                      10800.0)  # new rows get ids after the copied ones
+        assert (await pg.claim_occurrence("r2", 10800.0, lease=60)).occurrence_id == held.occurrence_id + 1
