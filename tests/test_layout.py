@@ -39,6 +39,7 @@ LAYERS: list[set[str]] = [
     {"toolsets"},
     {"agent"},
     {"evaluation"},  # issue 21: case sets, their checks and runner (through any MCP host), cases from feedback
+    {"schedules"},  # agent runs at a time: timing, the firing loop, the inbox (issue 24)
     {"builtins"},
     {"authorization"},  # the hub as an OAuth authorization server for hosts: grants, clients, external IdP JWTs
     {"upstream"},  # what hosts talk to, short of a running hub

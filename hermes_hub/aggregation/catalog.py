@@ -260,7 +260,7 @@ class Catalog:
         if subscribe is None:
             raise DownstreamError(mount.source.name, "its resources cannot be subscribed to; read them again "
                                   "to see changes", types.INVALID_PARAMS)
-        await subscribe(original, watcher, notify)
+        await subscribe(original, watcher, notify, **getattr(mount.source, "subscriber", lambda ctx: {})(ctx))
 
     async def unsubscribe(self, uri: str, watcher: Hashable) -> None:
         mount, original = self.route_uri(uri)

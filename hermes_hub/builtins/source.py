@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +11,7 @@ import mcp.types as types
 
 from hermes_hub.aggregation.results import json_result  # noqa: F401  (re-exported: every built-in returns it)
 from hermes_hub.call import CallContext, require
-from hermes_hub.errors import InvalidInput, UnknownName
+from hermes_hub.errors import DownstreamError, InvalidInput, UnknownName
 
 ToolHandler = Callable[[dict[str, Any], CallContext], Awaitable[types.CallToolResult]]
 PromptRenderer = Callable[[dict[str, str], CallContext], Awaitable[types.GetPromptResult]]
@@ -33,6 +33,9 @@ class BuiltinTool:
 class BuiltinResource:
     resource: types.Resource
     read: ResourceReader
+    # a resource hosts may subscribe to: watch(caller, watcher, notify) / unwatch(watcher) (e.g. the inbox)
+    watch: Callable[[Any, Hashable, Callable[[], Awaitable[None]]], None] | None = None
+    unwatch: Callable[[Hashable], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,24 @@ class Builtins:
             else:
                 raise UnknownName("resource", uri)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)])
+
+    @staticmethod
+    def subscriber(ctx: CallContext) -> dict[str, Any]:
+        """What the catalog adds to ``subscribe_resource``: who subscribes (a person's inbox tells only them)."""
+        return {"caller": ctx.caller}
+
+    async def subscribe_resource(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]],
+                                 caller: Any = None) -> None:
+        found = self._resources.get(uri)
+        if found is None or found.watch is None or caller is None:
+            raise DownstreamError(self.name, f"the resource {uri!r} cannot be subscribed to; read them again to see "
+                                  f"changes (of the hub's own, only the inbox can)", types.INVALID_PARAMS)
+        found.watch(caller, watcher, notify)
+
+    async def unsubscribe_resource(self, uri: str, watcher: Hashable) -> None:
+        found = self._resources.get(uri)
+        if found is not None and found.unwatch is not None:
+            found.unwatch(watcher)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext,
                          ) -> types.GetPromptResult:

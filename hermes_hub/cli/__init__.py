@@ -18,6 +18,7 @@ from hermes_hub.cli.install import import_cmd, install
 from hermes_hub.cli.login import login, logout
 from hermes_hub.cli.memory import memory
 from hermes_hub.cli.pins import approve, pin
+from hermes_hub.cli.schedules import schedules
 from hermes_hub.cli.secrets import secret
 from hermes_hub.cli.serve import serve
 from hermes_hub.cli.session import session
@@ -32,7 +33,7 @@ def main() -> None:
 
 for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
                 token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
-                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd):
+                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules):
     main.add_command(command)
 tools.add_command(pin)  # `hermes-hub tools pin [SERVER]`, `tools approve NAME|SERVER`
 tools.add_command(approve)

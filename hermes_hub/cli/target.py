@@ -87,6 +87,7 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
             raise HubError(f"{target.describe()} did not complete the MCP handshake within {cfg.startup_timeout:g}s")
     else:
         hub = Hub.from_file(target.config)
+        hub.fires = False  # a one-off command runs no schedules (the serving hub does)
         async with hub:
             longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
             await hub.wait_settled(longest + 1)

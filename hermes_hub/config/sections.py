@@ -279,6 +279,34 @@ class AuthSection(_Strict):
         return self
 
 
+class SchedulesSection(_Strict):
+    """Scheduled agent runs (``hermes_schedule_*``, issue 24): the defaults a schedule's own arguments override."""
+
+    misfire_grace: float = Field(3600.0, ge=0, le=30 * 86400)  # seconds late an occurrence still runs (else: missed)
+    jitter: float = Field(30.0, ge=0, le=3600)  # up to this many seconds added to a recurring occurrence
+    retries: int = Field(2, ge=0, le=10)  # a failed run is tried again this many times, with backoff
+    retry_backoff: float = Field(30.0, gt=0, le=3600)  # seconds before the first retry; doubles each time
+    notify: str | None = None  # a webhook URL every finished, failed or missed occurrence is POSTed to
+    notify_users: dict[str, str] = Field(default_factory=dict)  # user -> their own webhook URL
+    lease: float = Field(60.0, ge=1, le=3600)  # seconds an occurrence is held without renewal (a dead replica's)
+    max_per_user: int = Field(100, ge=1, le=10_000)  # schedules one person may have
+
+    @field_validator("notify")
+    @classmethod
+    def _notify_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.fullmatch(r"https?://[^\s]+", url):
+            raise ValueError(f"schedules.notify {url!r} is not an http(s) URL, e.g. 'https://ntfy.example/hermes'")
+        return url
+
+    @field_validator("notify_users")
+    @classmethod
+    def _user_urls(cls, urls: dict[str, str]) -> dict[str, str]:
+        for user, url in urls.items():
+            if not re.fullmatch(r"https?://[^\s]+", url):
+                raise ValueError(f"schedules.notify_users.{user} {url!r} is not an http(s) URL")
+        return urls
+
+
 class HubConfig(_Strict):
     """The whole hub.json. ``base_dir`` resolves relative ``cwd`` paths; ``warnings`` are non-fatal."""
 
@@ -290,6 +318,7 @@ class HubConfig(_Strict):
     agent: AgentSection = Field(default_factory=AgentSection)
     artifacts: ArtifactsSection = Field(default_factory=ArtifactsSection)
     guards: GuardsSection = Field(default_factory=GuardsSection)  # the call pipeline's steps
+    schedules: SchedulesSection = Field(default_factory=SchedulesSection)
     agents: dict[str, AgentProfile] = Field(default_factory=dict)  # profiles; "default" exists even if unnamed
     toolsets: dict[str, ToolsetConfig] = Field(default_factory=dict)  # name -> a chosen catalog at /mcp/<name>
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)

@@ -45,6 +45,7 @@ from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.hub.parts import Parts
 from hermes_hub.hub.reports import Reports
+from hermes_hub.hub.scheduling import Scheduling
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.pipeline import Pipeline, Step
@@ -104,6 +105,7 @@ class Hub(Parts, Reports):
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
         self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
+        self.scheduling, self.fires = Scheduling(self), True  # issue 24: schedules (fires: run the loop)
         self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
@@ -318,6 +320,8 @@ class Hub(Parts, Reports):
             self.tasks.attach(loops)
             loops.start_soon(self._announce_loop)
             loops.start_soon(self._prune_loop)
+            if self.fires:
+                self.scheduling.start(loops)
             self._warm.set()
             loops.start_soon(self._warm_loop)
             if self.config_path is not None:

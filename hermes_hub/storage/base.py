@@ -46,6 +46,7 @@ from hermes_hub.storage.records import (
     SummaryJob,
     TokenRecord,
 )
+from hermes_hub.storage.timetable import ScheduleStore
 
 
 class SessionStore(Protocol):
@@ -393,7 +394,7 @@ class ArtifactStore(Protocol):
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
             RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, ArtifactStore,
-            ApprovalStore, EvalCaseStore, Protocol):
+            ApprovalStore, EvalCaseStore, ScheduleStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -52,9 +52,17 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
     ("approvals", "id", ("id", "user_id", "role", "tool", "server", "digest", "preview", "state", "created_at",
                          "expires_at", "decided_by", "decided_via", "decided_at")),
     ("eval_cases", "id", ("id", "user_id", "run_id", "created_at", "body")),
+    ("schedules", "id", ("id", "user_id", "role", "task", "kind", "spec", "timezone", "profile", "session_id",
+                         "misfire_grace", "jitter", "retries", "notify", "state", "next_due", "created_at",
+                         "updated_at")),
+    ("schedule_runs", "id", ("id", "schedule_id", "user_id", "due_at", "fire_at", "state", "attempts", "owner",
+                             "claimed_until", "finished_at", "run_id", "session_id", "answer", "stop_reason", "error",
+                             "missed")),
 ]
-IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id"}
-DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs")
+IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id",
+            "schedule_runs": "id"}
+DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs",
+               "schedules")
 
 
 @dataclass

@@ -20,7 +20,6 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
-    ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
     ToolsListChanged,
@@ -35,6 +34,7 @@ from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, Log
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.sdk import host_connection
 from hermes_hub.upstream.hints import CacheHints
+from hermes_hub.upstream.listening import Listening
 from hermes_hub.upstream.surface import Surface
 from hermes_hub.upstream.task_protocol import LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, TaskSession, with_task_support
 from hermes_hub.upstream.tasks import TaskBoard
@@ -54,6 +54,7 @@ class Announcer:
 
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
+        self.listening: Listening | None = None  # 2026-07-28 listen streams, per person (``listen``)
         self.legacy_sessions: set[Any] = set()
 
     async def on_initialized(self, ctx: Ctx, params: types.NotificationParams | None) -> None:
@@ -62,6 +63,10 @@ class Announcer:
         conn = host_connection(session)  # drop the session when its connection ends
         if conn is not None:
             conn.exit_stack.callback(self.legacy_sessions.discard, session)
+
+    def listen(self, identify: Callable[[Any], Any]) -> Listening:
+        self.listening = Listening(self.bus, identify)
+        return self.listening
 
     async def changed(self, kinds: set[str]) -> None:
         events = {"tools": ToolsListChanged, "resources": ResourcesListChanged, "prompts": PromptsListChanged}
@@ -292,7 +297,7 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         version=version,
         instructions=instructions,
         get_tool_input_schema=catalog.input_schema,
-        on_subscriptions_listen=ListenHandler(announcer.bus),
+        on_subscriptions_listen=announcer.listen(identify),  # per person: see upstream/listening.py
         **handlers,
     )
     server.extensions[apps.EXTENSION_ID] = apps.SERVER_SETTINGS  # relayed: see aggregation/apps.py

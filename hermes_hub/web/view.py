@@ -60,7 +60,9 @@ async def view(hub: Hub, viewer: Identity, *, tool: str | None = None, outcome: 
                              limit=1000 if outcome else CALLS_SHOWN)
     calls = [r for r in rows if not outcome or r.outcome == outcome][:CALLS_SHOWN]
     runs = await store.list_runs(viewer.user_id, limit=RUNS_SHOWN)
+    mine = await store.list_schedules(who, limit=RUNS_SHOWN)  # issue 24: an admin sees everyone's
     return {
+        "schedules": [{**await hub.scheduling.book.view(s), "user": s.user_id} for s in mine],
         "viewer": {"user": viewer.user_id, "admin": viewer.is_admin},
         "generated_at": now.isoformat(),
         **report,

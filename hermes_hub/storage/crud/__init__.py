@@ -18,6 +18,7 @@ from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
 from hermes_hub.storage.crud.pins import PinMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
+from hermes_hub.storage.crud.schedules import ScheduleMethods
 from hermes_hub.storage.crud.sealed import SealedMethods
 from hermes_hub.storage.crud.sessions import MessageMethods, SessionLockMethods, SessionMethods
 from hermes_hub.storage.crud.tokens import TokenMethods
@@ -31,5 +32,6 @@ class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMet
                     ApprovalMethods,
                     CounterMethods,
                     EvalCaseMethods,
+                    ScheduleMethods,
                     ):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

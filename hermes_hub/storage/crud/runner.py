@@ -36,6 +36,7 @@ class Dialect:
     approvals: ModuleType
     counters: ModuleType  # guards.limits
     eval_cases: ModuleType  # issue 21
+    schedules: ModuleType
 
 
 class Runner:

@@ -20,6 +20,7 @@ from hermes_hub.errors import StorageError
 from hermes_hub.storage.postgres.approvals import p010_approvals
 from hermes_hub.storage.postgres.counters import p011_audit_call_ids, p012_limit_counters
 from hermes_hub.storage.postgres.eval_cases import p013_eval_cases
+from hermes_hub.storage.postgres.schedules import p014_schedules
 
 MIGRATION_LOCK = 0x6865726D  # "herm": the advisory lock key every replica takes to migrate
 
@@ -344,6 +345,7 @@ MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p011_audit_call_ids,
     p012_limit_counters,
     p013_eval_cases,
+    p014_schedules,
 ]
 
 

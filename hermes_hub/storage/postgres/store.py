@@ -36,6 +36,7 @@ from hermes_hub.storage.postgres import (
     memories,
     pins,
     runs,
+    schedules,
     sealed,
     schema,
     sessions,
@@ -78,6 +79,7 @@ class PostgresStore(SharedMethods):
                    approvals=approvals,
                    counters=counters,
                    eval_cases=eval_cases,
+                   schedules=schedules,
                    )
 
     def __init__(self, url: str) -> None:

@@ -20,6 +20,7 @@ from hermes_hub.storage.sqlite.audit import m017_audit_call_ids
 from hermes_hub.storage.sqlite.counters import m018_limit_counters
 from hermes_hub.storage.sqlite.eval_cases import m019_eval_cases
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
+from hermes_hub.storage.sqlite.schedules import m020_schedules
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
@@ -357,6 +358,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m017_audit_call_ids,
     m018_limit_counters,
     m019_eval_cases,
+    m020_schedules,
 ]
 
 

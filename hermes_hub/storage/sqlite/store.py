@@ -44,6 +44,7 @@ from hermes_hub.storage.sqlite import (
     migrations,
     pins,
     runs,
+    schedules,
     sealed,
     sessions,
     summaries,
@@ -68,6 +69,7 @@ class SQLiteStore(SharedMethods):
                    approvals=approvals,
                    counters=counters,
                    eval_cases=eval_cases,
+                   schedules=schedules,
                    )
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
