@@ -196,6 +196,7 @@ BUILTIN_TOOLS = {
     *(f"hermes_memory_{op}" for op in
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),
     "hermes_time_resolve",
+    *(f"hermes_docs_{op}" for op in ("add", "list", "forget")),
 }
 
 

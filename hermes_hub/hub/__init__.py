@@ -35,6 +35,7 @@ from hermes_hub.builtins.agent_tools import agent_items
 from hermes_hub.builtins.artifact_tools import artifact_items
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
+from hermes_hub.builtins.docs_tools import docs_items
 from hermes_hub.builtins.memory_tools import memory_items
 from hermes_hub.builtins.time_tools import time_items
 from hermes_hub.builtins.session_tools import session_items
@@ -48,6 +49,7 @@ from hermes_hub.hub.reports import Reports
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
+from hermes_hub.memory.documents import Documents
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
 from hermes_hub.sessions import Sessions
@@ -97,10 +99,11 @@ class Hub(Reports):
         self._artifacts = lambda: Artifacts(self.store, self.config.artifacts)  # once the store is open
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
+                          *memory_items(self._memories, self._documents), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
         self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
+        self.builtins.add(*docs_items(self._documents, lambda: self.config))  # issue 23: documents
         self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
@@ -200,6 +203,10 @@ class Hub(Reports):
 
     def _memories(self) -> Memories:
         return self.memories
+
+    def _documents(self) -> Documents:
+        assert self.services.documents is not None
+        return self.services.documents
 
     def _agent(self) -> Agent:
         prefix, sep = self.config.hub.prefix, self.config.hub.separator

@@ -7,6 +7,7 @@ connections and transactions, and which rows an indexing batch holds (leases).
 
 from hermes_hub.storage.crud.artifacts import ArtifactMethods
 from hermes_hub.storage.crud.audit import AuditMethods
+from hermes_hub.storage.crud.documents import DocumentMethods
 from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
@@ -24,5 +25,5 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
                     RunMethods, OAuthMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
-                    SealedMethods, PinMethods, ArtifactMethods):
+                    SealedMethods, PinMethods, ArtifactMethods, DocumentMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -33,6 +33,7 @@ class Dialect:
     sealed: ModuleType
     pins: ModuleType
     artifacts: ModuleType
+    documents: ModuleType
 
 
 class Runner:

@@ -26,6 +26,7 @@ from hermes_hub.storage.postgres import (
     artifacts,
     audit,
     claims,
+    documents,
     indexing,
     jobs,
     logins,
@@ -71,7 +72,7 @@ class PostgresStore(SharedMethods):
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, documents=documents)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

@@ -15,6 +15,7 @@ from typing import Any
 from hermes_hub.errors import StorageError
 # newer tables' SQL lives with their queries
 from hermes_hub.storage.sqlite.artifacts import m015_artifacts
+from hermes_hub.storage.sqlite.documents import m016_documents
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
 
@@ -349,6 +350,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m013_oauth,
     m014_tool_pins,
     m015_artifacts,
+    m016_documents,
 ]
 
 

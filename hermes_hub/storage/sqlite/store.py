@@ -33,6 +33,7 @@ from hermes_hub.storage.crud import Dialect, SharedMethods
 from hermes_hub.storage.sqlite import (
     artifacts,
     audit,
+    documents,
     indexing,
     jobs,
     logins,
@@ -61,7 +62,7 @@ class SQLiteStore(SharedMethods):
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, documents=documents)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
