@@ -33,6 +33,7 @@ CACHED_USERS = 64
 THREAD_ROWS = 2000  # a larger matrix is multiplied off the event loop
 # stage 2: similarity, words, words close together, heading path, stage-1 rank
 WEIGHTS = (0.35, 0.25, 0.2, 0.1, 0.1)
+COSINE_SPAN = 0.1  # e5 similarities of related passages lie within ~0.1: a closer spread is not a full point
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def pack(vector: list[float]) -> bytes:
 
 
 async def retrieve(store: DocumentStore, embedder: Embedder | None, cache: ChunkVectors, user_id: str,
-                   question: str, limit: int) -> list[Hit]:
+                   question: str, limit: int, *, rerank: int = RERANK) -> list[Hit]:
+    """The ``limit`` best chunks for ``question``; ``rerank`` 0 stops after stage 1 (for the benchmark)."""
     lists: dict[str, list[int]] = {}
     cosine: dict[int, float] = {}
     match = match_query(question)
@@ -115,16 +117,16 @@ async def retrieve(store: DocumentStore, embedder: Embedder | None, cache: Chunk
     for ranked in lists.values():
         for rank, pk in enumerate(ranked):
             fused[pk] = fused.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
-    order = sorted(fused, key=lambda pk: (-fused[pk], pk))[:max(limit, RERANK, 20)]
+    order = sorted(fused, key=lambda pk: (-fused[pk], pk))[:max(limit, rerank, 20)]
     chunks = await store.chunks_by_pk(user_id, order)
     order = [pk for pk in order if pk in chunks]  # forgotten since it was indexed
-    head = order[:RERANK]
+    head = order[:rerank]
     fine = rescore(question, [chunks[pk] for pk in head], [fused[pk] for pk in head],
                    [cosine.get(pk) for pk in head], [chunks[pk] for pk in order])
     ranked = sorted(zip(head, fine, strict=True), key=lambda x: -x[1])
     # below the rescored few, the rest in fused order, each scored under the last rescored one
-    floor = min(fine, default=0.0)
-    rest = [(pk, floor * fused[pk] / fused[head[-1]]) for pk in order[RERANK:]] if head else []
+    floor, last = (min(fine), fused[head[-1]]) if head else (1.0, 1.0)
+    rest = [(pk, floor * fused[pk] / last) for pk in order[rerank:]]
     return [Hit(pk, chunks[pk], round(score, 6)) for pk, score in [*ranked, *rest][:limit]]
 
 
@@ -137,9 +139,11 @@ def _terms(text: str) -> set[str]:
     return {_stem(t) for t in tokens(text)}
 
 
-def _scaled(values: list[float]) -> list[float]:
+def _scaled(values: list[float], span: float = 0.0) -> list[float]:
+    """``values`` from 0 (the lowest) to 1 (the highest), or to less if they lie closer than ``span``."""
     low, high = min(values, default=0.0), max(values, default=0.0)
-    return [0.0 if high == low else (v - low) / (high - low) for v in values]
+    width = max(high - low, span)
+    return [0.0 if width == 0 else (v - low) / width for v in values]
 
 
 def rescore(question: str, chunks: list[ChunkRow], fused: list[float], cosine: list[float | None],
@@ -150,7 +154,9 @@ def rescore(question: str, chunks: list[ChunkRow], fused: list[float], cosine: l
     if not chunks:
         return []
     seen = [_terms(f"{c.title} {' '.join(c.heading)} {c.text}") for c in pool]
-    weight = {t: math.log(1 + (len(pool) + 1) / (sum(t in s for s in seen) + 0.5)) for t in wanted}
+    df = {t: sum(t in s for s in seen) for t in wanted}
+    # a word no candidate holds tells them apart no more than one all hold
+    weight = {t: math.log(1 + (len(pool) + 1) / (n + 0.5)) for t, n in df.items() if n}
     total = sum(weight.values()) or 1.0
 
     def share(found: set[str]) -> float:
@@ -163,5 +169,5 @@ def rescore(question: str, chunks: list[ChunkRow], fused: list[float], cosine: l
         near.append(max(share(a | b) for a, b in zip(parts, parts[1:] or [set()], strict=False)))
         heads.append(share(_terms(f"{c.title} {' '.join(c.heading)}")))
     sims = [v if v is not None else min((x for x in cosine if x is not None), default=0.0) for v in cosine]
-    columns: list[Any] = [_scaled(sims), words, near, heads, _scaled(fused)]
+    columns: list[Any] = [_scaled(sims, COSINE_SPAN), words, near, heads, _scaled(fused)]
     return [sum(w * col[i] for w, col in zip(WEIGHTS, columns, strict=True)) for i in range(len(chunks))]
