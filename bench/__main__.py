@@ -10,12 +10,12 @@ import argparse
 
 import anyio
 
-from bench import (agent, cache, chaos, fuzz, memory, oauth, oauth_tokens, proxy, recall_floor, storage, storage_pg,
+from bench import (agent, cache, chaos, documents, fuzz, memory, oauth, oauth_tokens, proxy, recall_floor, storage, storage_pg,
                    supervision, tools)
 
 BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "storage_pg": storage_pg.run, "supervision": supervision.run,
               "chaos": chaos.run, "fuzz": fuzz.run, "memory": memory.run, "agent": agent.run, "tools": tools.run,
-              "cache": cache.run, "oauth_tokens": oauth_tokens.run, "oauth": oauth.run, "recall_floor": recall_floor.run}
+              "cache": cache.run, "documents": documents.run, "oauth_tokens": oauth_tokens.run, "oauth": oauth.run, "recall_floor": recall_floor.run}
 
 
 def main(argv: list[str] | None = None) -> None:
