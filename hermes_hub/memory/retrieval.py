@@ -12,6 +12,7 @@ cosine similarity, each scaled over the candidates; the rest keep their fused or
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -103,7 +104,9 @@ async def retrieve(store: DocumentStore, embedder: Embedder | None, cache: Chunk
         if not len(pks):
             return
         qv = np.asarray(q, dtype=np.float32)
-        sims = await anyio.to_thread.run_sync(mat.dot, qv) if len(pks) > THREAD_ROWS else mat.dot(qv)
+        # einsum, not BLAS: single-threaded, no hand-offs between cores (see bench/README.md, memory)
+        product = functools.partial(np.einsum, "ij,j->i", mat, qv)
+        sims = await anyio.to_thread.run_sync(product) if len(pks) > THREAD_ROWS else product()
         top = np.argsort(-sims)[:max(CANDIDATES, RERANK)]
         lists["vector"] = [int(pks[i]) for i in top[:CANDIDATES]]
         cosine.update({int(pks[i]): float(sims[i]) for i in top})
