@@ -311,6 +311,9 @@ async def run(quick: bool = False) -> None:
     print("== memory: recall quality (LoCoMo) and speed")
     await quality(DATA)
     await speed((1_000, 10_000) if quick else (1_000, 100_000))
+    from bench import recall_http  # issue 23 §5: through a served hub over HTTP, beside the in-process figure
+
+    await recall_http.run(quick)
 
 
 def main(argv: list[str] | None = None) -> None:

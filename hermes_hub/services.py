@@ -28,6 +28,7 @@ from hermes_hub.config import MODEL_KEYS, HubConfig
 from hermes_hub.identity import Authenticator, StaticToken
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
+from hermes_hub.memory.documents import Documents
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store, open_store
 from hermes_hub.vault import Vault, load_hub_key
@@ -53,6 +54,7 @@ class Services:
     _stack: AsyncExitStack = field(repr=False)
     authorization: Authorization | None = field(default=None, repr=False)  # the hub's OAuth (hermes_hub.authorization)
     _models: dict[tuple[Any, ...], Provider] = field(default_factory=dict, repr=False)
+    documents: Documents | None = field(default=None, repr=False)  # the knowledge layer (hermes_docs_*)
 
     def model_for(self, settings: AgentSection) -> Provider:
         """A profile's own model (one per distinct model settings), made on first use and closed with the
@@ -102,6 +104,7 @@ async def open_services(config: HubConfig, masker: Masker) -> AsyncIterator[Serv
                             memories, Authenticator(store, static), writer, model, summaries,
                             Vault(store, load_hub_key(storage.url, config.base_dir)), stack)
         services.authorization = Authorization(store, services.authenticator, config)
+        services.documents = await stack.enter_async_context(Documents(store, memories.embedder))
         loops = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(loops.cancel_scope.cancel)  # first on exit: the loops stop before what they use
         loops.start_soon(writer.run)

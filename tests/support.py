@@ -197,6 +197,7 @@ BUILTIN_TOOLS = {
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),
     "hermes_time_resolve",
     *(f"hermes_schedule_{op}" for op in ("create", "list", "get", "update", "delete")),
+    *(f"hermes_docs_{op}" for op in ("add", "list", "forget")),
 }
 
 

@@ -100,7 +100,7 @@ async def test_resources_templates_prompts_and_completions_are_routed(demo_hub, 
     assert "hub://hermes/status" in resources
     assert templates == ["hub://hermes/sessions/{session_id}", "hub://hermes/memory/{memory_id}",
                          "hub://hermes/traces/{run_id}", "hub://hermes/artifacts/{artifact_id}",
-                         "notes://notes/note/{id}"]
+                         "hub://hermes/documents/{document_id}", "notes://notes/note/{id}"]
     assert read.contents[0].uri == "notes://notes/note/groceries"
     assert "milk, eggs" in read.contents[0].text
     assert "milk, eggs" in prompt.messages[0].content.text

@@ -13,10 +13,12 @@ from typing import Any
 
 import mcp.types as types
 
+from hermes_hub.builtins.docs_tools import recall_with_documents
 from hermes_hub.builtins.source import DEPRECATED, BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError, InvalidInput
 from hermes_hub.memory import Memories, RecallQuery
+from hermes_hub.memory.documents import Documents
 from hermes_hub.memory.model import KINDS, MAX_QUERY_CHARS, MAX_TEXT_CHARS, RecallItem, parse_time
 
 MID = {"type": "string", "description": "a memory id (mem_…) from remember, recall or list"}
@@ -60,18 +62,22 @@ def render(items: list[RecallItem]) -> str:
     return "\n".join(lines)
 
 
-def memory_items(get: Callable[[], Memories]) -> list[BuiltinTool | BuiltinResource | BuiltinTemplate]:
+def memory_items(get: Callable[[], Memories], documents: Callable[[], Documents | None] = lambda: None,
+                 ) -> list[BuiltinTool | BuiltinResource | BuiltinTemplate]:
     async def remember(m: Memories, uid: str, a: dict[str, Any]) -> Any:
         return await m.remember(uid, a["text"], kind=a.get("kind", "fact"), event_time=a.get("event_time"),
                                 confidence=a.get("confidence", 1.0), supersedes=a.get("supersedes"))
 
     async def recall(m: Memories, uid: str, a: dict[str, Any]) -> types.CallToolResult:
-        q = RecallQuery(a["query"], limit=a.get("limit", 10),
-                        sources=tuple(a.get("sources", ("memories", "sessions"))),
+        wanted = tuple(a.get("sources", ("memories", "sessions")))
+        own = tuple(s for s in wanted if s != "documents")  # documents: docs_tools
+        q = RecallQuery(a["query"], limit=a.get("limit", 10), sources=own or wanted,
                         since=parse_time(a.get("since"), "since"), until=parse_time(a.get("until"), "until"),
                         include_superseded=a.get("include_superseded", False),
                         include_archived=a.get("include_archived", False))
-        items = await m.recall(uid, q)
+        items = await m.recall(uid, q) if own or "documents" not in wanted else []
+        if "documents" in wanted:
+            return await recall_with_documents(documents(), uid, a["query"], q.limit, items, render)
         data = {"items": [i.model_dump(mode="json", exclude_none=True) for i in items]}
         return types.CallToolResult(content=[types.TextContent(type="text", text=render(items))],
                                     structured_content=data)
@@ -112,8 +118,9 @@ def memory_items(get: Callable[[], Memories]) -> list[BuiltinTool | BuiltinResou
     def tool(name: str, description: str, schema: dict[str, Any], run: Any, **kw: Any) -> BuiltinTool:
         return _tool(name, description, schema, run, get, **kw)
 
-    sources = {"type": "array", "items": {"enum": ["memories", "sessions"]}, "minItems": 1, "uniqueItems": True,
-               "description": "what to search: your memories, your past conversations, or both (default)"}
+    sources = {"type": "array", "items": {"enum": ["memories", "sessions", "documents"]}, "minItems": 1,
+               "uniqueItems": True, "description": "what to search: your memories, your past conversations (both by "
+               "default), your documents (hermes_docs_add)"}
     return [
         tool("memory_remember",
              "Remember something about the user for later conversations, in any host: one fact, preference, "

@@ -104,7 +104,7 @@ def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) ->
 
 def _drop_foreign_keys(raw: dict[str, Any], warnings: list[str], problems: list[tuple[str, str]]) -> dict[str, Any]:
     known_top = {"mcpServers", "hub", "storage", "auth", "memory", "agent", "agents", "toolsets", "artifacts", "guards",
-                 "schedules"}
+                 "schedules", "docs"}
     out = {}
     for key, value in raw.items():
         if key in known_top:

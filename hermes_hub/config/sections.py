@@ -196,6 +196,14 @@ class ArtifactsSection(_Strict):
     max_chars: int = Field(2_000_000, ge=1000, le=50_000_000)  # a longer result keeps its first max_chars
 
 
+class DocsSection(_Strict):
+    """Documents (``hermes_docs_add``): which files and URLs the hub may read, and how much of each."""
+
+    roots: list[str] = Field(default_factory=list)  # directories (relative to hub.json) and http(s) URL prefixes
+    max_bytes: int = Field(10_000_000, ge=1000, le=200_000_000)  # a larger file or URL body is refused
+    timeout: float = Field(20.0, gt=0, le=300)  # seconds a URL may take to read, redirects included
+
+
 class AgentProfile(_Strict):
     """One entry of ``agents``: a system prompt and a tool list over the ``agent`` defaults, which it may
     override, the model included (``provider``, ``model``, ``base_url``... as in ``agent``)."""
@@ -319,6 +327,7 @@ class HubConfig(_Strict):
     artifacts: ArtifactsSection = Field(default_factory=ArtifactsSection)
     guards: GuardsSection = Field(default_factory=GuardsSection)  # the call pipeline's steps
     schedules: SchedulesSection = Field(default_factory=SchedulesSection)
+    docs: DocsSection = Field(default_factory=DocsSection)
     agents: dict[str, AgentProfile] = Field(default_factory=dict)  # profiles; "default" exists even if unnamed
     toolsets: dict[str, ToolsetConfig] = Field(default_factory=dict)  # name -> a chosen catalog at /mcp/<name>
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)

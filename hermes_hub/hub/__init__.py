@@ -34,6 +34,7 @@ from hermes_hub.builtins.agent_tools import agent_items
 from hermes_hub.builtins.artifact_tools import artifact_items
 from hermes_hub.builtins.audit_tools import audit_items
 from hermes_hub.builtins.hub_tools import status_items
+from hermes_hub.builtins.docs_tools import docs_items
 from hermes_hub.builtins.memory_tools import memory_items
 from hermes_hub.builtins.time_tools import time_items
 from hermes_hub.builtins.session_tools import session_items
@@ -101,11 +102,12 @@ class Hub(Parts, Reports):
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.tasks = TaskBoard(lambda: self.config.hub.task_ttl)  # calls hosts run as tasks (upstream/tasks.py)
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories), *agent_items(self._agent, lambda: self.config, self.audited_store,
+                          *memory_items(self._memories, self._documents), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
         self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
         self.scheduling, self.fires = Scheduling(self), True  # issue 24: schedules (fires: run the loop)
+        self.builtins.add(*docs_items(self._documents, lambda: self.config))  # issue 23: documents
         self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open

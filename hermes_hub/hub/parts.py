@@ -12,6 +12,7 @@ from hermes_hub.agent.summaries import Summarizer
 from hermes_hub.errors import HubError
 from hermes_hub.identity import Authenticator
 from hermes_hub.memory import Memories
+from hermes_hub.memory.documents import Documents
 from hermes_hub.services import Services
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store
@@ -79,3 +80,7 @@ class Parts:
         """The store, with every audit row submitted so far written (readers see their last call)."""
         await self.audit_writer.flush()
         return self.store
+
+    def _documents(self) -> Documents:
+        assert self.services.documents is not None
+        return self.services.documents

@@ -10,6 +10,7 @@ from hermes_hub.storage.crud.artifacts import ArtifactMethods
 from hermes_hub.storage.crud.audit import AuditMethods
 from hermes_hub.storage.crud.counters import CounterMethods
 from hermes_hub.storage.crud.eval_cases import EvalCaseMethods
+from hermes_hub.storage.crud.documents import DocumentMethods
 from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
@@ -33,5 +34,6 @@ class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMet
                     CounterMethods,
                     EvalCaseMethods,
                     ScheduleMethods,
+                    DocumentMethods,
                     ):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

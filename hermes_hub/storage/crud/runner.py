@@ -37,6 +37,7 @@ class Dialect:
     counters: ModuleType  # guards.limits
     eval_cases: ModuleType  # issue 21
     schedules: ModuleType
+    documents: ModuleType
 
 
 class Runner:

@@ -21,6 +21,7 @@ from hermes_hub.storage.postgres.approvals import p010_approvals
 from hermes_hub.storage.postgres.counters import p011_audit_call_ids, p012_limit_counters
 from hermes_hub.storage.postgres.eval_cases import p013_eval_cases
 from hermes_hub.storage.postgres.schedules import p014_schedules
+from hermes_hub.storage.postgres.documents import p015_documents  # its SQL lives with its queries
 
 MIGRATION_LOCK = 0x6865726D  # "herm": the advisory lock key every replica takes to migrate
 
@@ -346,6 +347,7 @@ MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p012_limit_counters,
     p013_eval_cases,
     p014_schedules,
+    p015_documents,
 ]
 
 

@@ -29,6 +29,7 @@ from hermes_hub.storage.postgres import (
     counters,
     eval_cases,
     claims,
+    documents,
     indexing,
     jobs,
     logins,
@@ -80,6 +81,7 @@ class PostgresStore(SharedMethods):
                    counters=counters,
                    eval_cases=eval_cases,
                    schedules=schedules,
+                   documents=documents,
                    )
 
     def __init__(self, url: str) -> None:

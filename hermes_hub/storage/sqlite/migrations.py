@@ -19,6 +19,7 @@ from hermes_hub.storage.sqlite.approvals import m016_approvals
 from hermes_hub.storage.sqlite.audit import m017_audit_call_ids
 from hermes_hub.storage.sqlite.counters import m018_limit_counters
 from hermes_hub.storage.sqlite.eval_cases import m019_eval_cases
+from hermes_hub.storage.sqlite.documents import m021_documents
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.schedules import m020_schedules
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
@@ -359,6 +360,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m018_limit_counters,
     m019_eval_cases,
     m020_schedules,
+    m021_documents,
 ]
 
 

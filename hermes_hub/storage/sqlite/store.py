@@ -36,6 +36,7 @@ from hermes_hub.storage.sqlite import (
     audit,
     counters,
     eval_cases,
+    documents,
     indexing,
     jobs,
     logins,
@@ -70,6 +71,7 @@ class SQLiteStore(SharedMethods):
                    counters=counters,
                    eval_cases=eval_cases,
                    schedules=schedules,
+                   documents=documents,
                    )
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
