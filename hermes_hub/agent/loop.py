@@ -24,6 +24,8 @@
    picks them up from its queue. What is kept (the session's tool calls, the trace, the result's
    ``tool_calls``) has secrets masked (``hermes_hub.masking``); the model and the tools get them as given.
    The trace records what each model request held and what came back (``prompts.py``).
+7. With ``memory.working_judge``, the background model then folds the run into the session's working
+   memory (``working.py``), which every later run of the session reads before its history.
 """
 
 from __future__ import annotations
@@ -49,12 +51,14 @@ from hermes_hub.agent.instructions import render
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.summaries import Summarizer
+from hermes_hub.agent.working import remember_working
 from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories
+from hermes_hub.memory.working import WorkingMemory
 from hermes_hub.memory.timeparse.zones import zone
 from hermes_hub.models import Message, Provider, ProviderError, ToolSpec
 from hermes_hub.models.sampling import SamplingProvider
@@ -153,6 +157,7 @@ class Agent:
                     await self.sessions.append_many(uid, session_id, transcript, lease=lease)
                     await self._keep(run, profile, task, uid, started_at)
                     await self._fold_later(uid, session_id, profile)
+            await remember_working(self.memories, self.summaries, uid, session_id, transcript)
         return run
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
@@ -196,7 +201,8 @@ class Agent:
                          and (t.meta or {}).get(ORIGIN_META, {}).get("server") == "hermes"), None)
         system, messages, sizes = build_request(
             Budget(profile.request_tokens), render(profile.parts, specs), found.lines, session.summary,
-            list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver))
+            list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver),
+            working=await WorkingMemory(self.sessions.store).text(uid, run.session_id))
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
                   memories=len(found.ids), memory_ids=found.ids, memory_relevance=found.relevance,

@@ -23,6 +23,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from hermes_hub.storage.layers import ProvenanceStore, WorkingStore
 from hermes_hub.storage.records import (
     ArtifactRecord,
     AuditRecord,
@@ -391,7 +392,7 @@ class ArtifactStore(Protocol):
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
             RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, ArtifactStore,
-            Protocol):
+            ProvenanceStore, WorkingStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -13,6 +13,7 @@ from hermes_hub.storage.crud.logins import LoginMethods
 from hermes_hub.storage.crud.oauth import OAuthMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
 from hermes_hub.storage.crud.pins import PinMethods
+from hermes_hub.storage.crud.provenance import ProvenanceMethods, WorkingMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
 from hermes_hub.storage.crud.sealed import SealedMethods
@@ -24,5 +25,5 @@ __all__ = ["Dialect", "Runner", "SharedMethods"]
 
 class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMethods, LoginMethods, AuditMethods,
                     RunMethods, OAuthMethods, MemoryMethods, RecallMethods, IndexMethods, ExtractionMethods, SummaryMethods,
-                    SealedMethods, PinMethods, ArtifactMethods):
+                    SealedMethods, PinMethods, ArtifactMethods, ProvenanceMethods, WorkingMethods):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -33,6 +33,8 @@ class Dialect:
     sealed: ModuleType
     pins: ModuleType
     artifacts: ModuleType
+    provenance: ModuleType  # which messages a memory was written from
+    working: ModuleType  # each session's working memory
 
 
 class Runner:

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from hermes_hub.errors import StorageError
+from hermes_hub.storage.postgres.provenance import p010_provenance
+from hermes_hub.storage.postgres.working import p011_working_memory
 
 MIGRATION_LOCK = 0x6865726D  # "herm": the advisory lock key every replica takes to migrate
 
@@ -336,7 +338,8 @@ async def p009_artifacts(db: Connection) -> None:
 
 MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p001_schema, p002_summary_jobs, p003_write_keys_and_index_claims, p004_append_function, p005_status_logins,
-    p006_sealed_secrets, p007_oauth, p008_tool_pins, p009_artifacts]
+    p006_sealed_secrets, p007_oauth, p008_tool_pins, p009_artifacts,
+    p010_provenance, p011_working_memory]
 
 
 async def apply(db: Connection, migrations: list[Callable[[Connection], Awaitable[None]]] = MIGRATIONS) -> list[str]:

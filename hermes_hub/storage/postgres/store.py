@@ -32,6 +32,7 @@ from hermes_hub.storage.postgres import (
     oauth,
     memories,
     pins,
+    provenance,
     runs,
     sealed,
     schema,
@@ -39,6 +40,7 @@ from hermes_hub.storage.postgres import (
     summaries,
     tokens,
     vectors,
+    working,
 )
 from hermes_hub.storage.postgres.transactions import Answer, Pruner, new_key, write_once
 from hermes_hub.storage.postgres.url import parse_url, redact
@@ -71,7 +73,7 @@ class PostgresStore(SharedMethods):
     native_nearest = True  # recall asks the HNSW index rather than a matrix cached in the process
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, provenance=provenance, working=working)
 
     def __init__(self, url: str) -> None:
         self.url = redact(url)

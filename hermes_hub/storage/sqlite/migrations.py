@@ -16,7 +16,9 @@ from hermes_hub.errors import StorageError
 # newer tables' SQL lives with their queries
 from hermes_hub.storage.sqlite.artifacts import m015_artifacts
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
+from hermes_hub.storage.sqlite.provenance import m016_provenance
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
+from hermes_hub.storage.sqlite.working import m017_working_memory
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -349,6 +351,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m013_oauth,
     m014_tool_pins,
     m015_artifacts,
+    m016_provenance,
+    m017_working_memory,
 ]
 
 

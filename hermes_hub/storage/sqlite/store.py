@@ -40,12 +40,14 @@ from hermes_hub.storage.sqlite import (
     memories,
     migrations,
     pins,
+    provenance,
     runs,
     sealed,
     sessions,
     summaries,
     tokens,
     vectors,
+    working,
 )
 
 T = TypeVar("T")
@@ -61,7 +63,7 @@ class SQLiteStore(SharedMethods):
 
     _sql = Dialect(sessions=sessions, tokens=tokens, logins=logins, oauth=oauth, audit=audit, runs=runs, memories=memories,
                    indexing=indexing, vectors=vectors, jobs=jobs, summaries=summaries, sealed=sealed,
-                   pins=pins, artifacts=artifacts)
+                   pins=pins, artifacts=artifacts, provenance=provenance, working=working)
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
         self.path = path
