@@ -150,7 +150,7 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
               "hermes_session_delete with all: true.",
               _schema({"confirm": {"const": True}}, ["confirm"]), delete_all, destructive=True),
         _tool("session_note", "Note what matters for the task in progress in the session's working memory (e.g. "
-                              "'the user does not drink coffee'): every later run of the session sees it, even "
+                              "'the meeting is with Wang, not Li'): every later run of the session sees it, even "
                               "after it leaves the window; it is not long-term memory and goes with the session.",
               _schema({"session_id": SID, "note": {"type": "string", "minLength": 1, "maxLength": NOTE_CHARS}},
                       ["session_id", "note"]), note),
