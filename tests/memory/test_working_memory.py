@@ -16,7 +16,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from hermes_hub import Hub
+from hermes_hub.config import parse_config
+from hermes_hub.errors import InvalidInput, NotFound
+from hermes_hub.memory.working import WorkingMemory
 from tests.agent.vendors import openai_text, serve_app
+from tests.postgres import new_database
 from tests.support import as_user, serve_process
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +126,34 @@ async def test_notes_are_shown_to_later_runs_edited_by_the_person_and_gone_with_
     assert cleared["text"] == "" and forgot["answer"] == "A double espresso!"
     assert "too long" in too_long
     assert "not found" in gone and rows["sessions"] == []
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/hub.db"
+    return await new_database(request.getfixturevalue("pg_server"))
+
+
+async def test_the_working_memory_is_the_callers_own_and_goes_with_every_session_on_both_stores(url):
+    hub_config = parse_config({"mcpServers": {}, "storage": {"url": url}, "memory": {"embedder": "none"}})
+    async with Hub(hub_config) as hub, Client(hub.server) as host:
+        with anyio.fail_after(60):
+            sid = (await ok(host, "hermes_session_create", {"title": "a"}))["session_id"]
+            other = (await ok(host, "hermes_session_create", {"title": "b"}))["session_id"]
+            await ok(host, "hermes_session_note", {"session_id": sid, "note": "meet Wang, not Li"})
+            edited = await ok(host, "hermes_session_working", {"session_id": sid, "text": "- meet Wang at 3"})
+            await ok(host, "hermes_session_note", {"session_id": other, "note": "no coffee"})
+            working = WorkingMemory(hub.store)
+            uid = (await hub.store.raw("SELECT user_id FROM sessions WHERE id = $1" if url.startswith("postgres")
+                                       else "SELECT user_id FROM sessions WHERE id = ?", (sid,)))[0][0]
+            with pytest.raises(NotFound):  # another user's session reads as one that does not exist
+                await working.get("bob", sid)
+            with pytest.raises(NotFound):
+                await working.set("bob", sid, "- hijacked")
+            with pytest.raises(InvalidInput, match="at most 2,000"):
+                await working.set(uid, sid, "x" * 2001)
+            await ok(host, "hermes_session_delete", {"all": True})
+            left = await hub.store.raw("SELECT count(*) FROM working_memory")
+    assert edited["text"] == "- meet Wang at 3"
+    assert left == [(0,)]
