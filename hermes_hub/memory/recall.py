@@ -35,8 +35,8 @@ RECENCY_SHARE = 0.3  # how much of a memory's score depends on its age
 IN_WINDOW_BOOST = 1.5  # an item inside the time a question names ("last week")
 # Provenance: a memory whose source messages match the question gets this share of each message's
 # contribution, as if it ranked where they do (measured on LoCoMo dev, bench/memory.py).
-SOURCE_WEIGHT = 2.5
-SOURCE_RANKS = 30  # the best messages of each list whose memories are credited
+SOURCE_WEIGHT = 5.0
+SOURCE_RANKS = 60  # the best messages of each list whose memories are credited
 
 
 @dataclass(frozen=True)
