@@ -35,8 +35,8 @@ RECENCY_SHARE = 0.3  # how much of a memory's score depends on its age
 IN_WINDOW_BOOST = 1.5  # an item inside the time a question names ("last week")
 # Provenance: a memory whose source messages match the question gets this share of each message's
 # contribution, as if it ranked where they do (measured on LoCoMo dev, bench/memory.py).
-SOURCE_WEIGHT = 5.0
-SOURCE_RANKS = 60  # the best messages of each list whose memories are credited
+SOURCE_WEIGHT = 2.5
+SOURCE_RANKS = 30  # the best messages of each list whose memories are credited
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
             score *= IN_WINDOW_BOOST
         scored.append((score, c))
     scored.sort(key=lambda s: s[0], reverse=True)
+    scored = _diverse(scored, memories)
     return [_memory_item(memories[c.pk], score) if c.source == "memories" else _message_item(messages[c.pk], score)
             for score, c in scored[:q.limit]]
 
@@ -187,6 +188,24 @@ async def _load(store: Store, user_id: str, mem_pks: list[int], msg_pks: list[in
         if msg_pks:
             tg.start_soon(load_messages)
     return memories, messages
+
+
+def _diverse(scored: list[tuple[float, _Candidate]], memories: dict[int, MemoryRecord],
+             ) -> list[tuple[float, _Candidate]]:
+    """Best first, except that a memory written only from messages the memories above it already came
+    from goes after the rest: ten memories of ten conversations' moments beat ten of one."""
+    covered: set[str] = set()
+    first: list[tuple[float, _Candidate]] = []
+    later: list[tuple[float, _Candidate]] = []
+    for s, c in scored:
+        rec = memories.get(c.pk) if c.source == "memories" else None
+        ids = set((rec.source or {}).get("message_ids") or ()) if rec is not None else set()
+        if ids and ids <= covered:
+            later.append((s, c))
+            continue
+        covered |= ids
+        first.append((s, c))
+    return first + later
 
 
 def _memory_score(rec: MemoryRecord, score: float, now: datetime, half_life_days: float) -> float:

@@ -49,6 +49,8 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
                               "comment")),
     ("artifacts", "id", ("id", "user_id", "session_id", "run_id", "tool", "mime_type", "chars", "created_at",
                          "truncated", "text")),
+    ("memory_sources", "memory_pk, message_pk", ("memory_pk", "message_pk", "user_id", "session_id")),
+    ("working_memory", "session_id", ("session_id", "user_id", "text", "updated_at")),
 ]
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id"}
 DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs")
