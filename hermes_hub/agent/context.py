@@ -1,8 +1,8 @@
 """What one model request holds, fitted into the profile's token budget.
 
 Parts, in the order they are kept when the budget is tight: the instructions (with the current time,
-``time_note``), the task, the tool definitions, the session's working memory (``memory/working.py``), the related background (recalled memories,
-``background.py``), the session's summary, then the session's last messages from the newest back.
+``time_note``), the task, the tool definitions, the session's working memory (``memory/working.py``),
+the related background (recalled memories, ``background.py``), the session's summary, then the session's last messages from the newest back.
 The budget is the profile's ``request_tokens``: ``context_tokens``, less where the model's window would
 otherwise leave the answer less than ``max_tokens``. Tokens are counted with o200k_base where ``bpe-openai`` loads (the tokenizer of
 OpenAI's current models; for other vendors much closer than a character ratio, above all for Chinese,

@@ -36,7 +36,7 @@ IN_WINDOW_BOOST = 1.5  # an item inside the time a question names ("last week")
 # Provenance: a memory whose source messages match the question gets this share of each message's
 # contribution, as if it ranked where they do (measured on LoCoMo dev, bench/memory.py).
 SOURCE_WEIGHT = 2.5
-SOURCE_RANKS = 30  # the best messages of each list whose memories are credited
+SOURCE_RANKS = 10  # the best messages of each list whose memories are credited (30: -0.005)
 
 
 @dataclass(frozen=True)
