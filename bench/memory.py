@@ -8,6 +8,10 @@ the hub's own MCP tools as one user (hermes_session_import, one session per LoCo
 timestamped), its observation facts are written with hermes_memory_remember; every question with
 evidence is asked through hermes_memory_recall(limit=10) with sources=["sessions"] (raw turns) and
 sources=["memories"] (facts); recall@10 = |returned ∩ evidence| / |evidence|, averaged, per category.
+Facts are written with their provenance (source_message_ids: the turns LoCoMo names as each one's
+source), as the judge writes its own; ``--no-provenance`` writes them without, for the comparison.
+Session-level recall@k (the unit most peers publish, e.g. MemPalace): the share of a question's
+evidence sessions among the sessions of the top k items (a fact's session: its source turns').
 
 Speed: recall p50/p95 for one user holding 1k and 100k memories (the query's embedding is timed
 separately and excluded, as the target says), the 100k ÷ 1k ratio, import throughput, and how fast
@@ -80,7 +84,8 @@ async def wait_indexed(host: Client, timeout: float = 1800) -> float:
             await anyio.sleep(0.2)
 
 
-async def load(host: Client, conv: dict[str, Any]) -> tuple[dict[str, str], dict[str, list[str]], float]:
+async def load(host: Client, conv: dict[str, Any], provenance: bool = True,
+               ) -> tuple[dict[str, str], dict[str, list[str]], float]:
     """Import the conversation and its facts; (message id -> dia id, memory id -> dia ids, seconds)."""
     by_message: dict[str, str] = {}
     by_memory: dict[str, list[str]] = {}
@@ -92,11 +97,14 @@ async def load(host: Client, conv: dict[str, Any]) -> tuple[dict[str, str], dict
         page = await call(host, "hermes_session_history", {"session_id": made["session_id"], "limit": 200})
         for msg, turn in zip(page["messages"], turns, strict=True):
             by_message[msg["message_id"]] = turn["dia_id"]
+        by_dia = {dia: mid for mid, dia in by_message.items()}
         for facts in (conv.get(f"session_{n}_observation") or {}).values():
             for fact, source in facts:
-                out = await call(host, "hermes_memory_remember", {"text": fact, "kind": "fact",
-                                                                  "event_time": when.isoformat()})
                 ids = _DIA.findall(json.dumps(source))
+                args = {"text": fact, "kind": "fact", "event_time": when.isoformat()}
+                if provenance and (known := [by_dia[d] for d in ids if d in by_dia]):
+                    args["source_message_ids"] = known
+                out = await call(host, "hermes_memory_remember", args)
                 by_memory.setdefault(out["memory_id"], []).extend(ids)
     return by_message, by_memory, time.perf_counter() - start
 
@@ -118,16 +126,30 @@ async def score(host: Client, conv: dict[str, Any], by_message: dict[str, str], 
                                                             "sources": [source]})
             results["latency"][source].append(time.perf_counter() - start)
             found: set[str] = set()
+            ranked: list[set[str]] = []  # the dia ids of each item, best first
             for item in out["items"]:
                 if item["source"] == "message":
-                    found.add(by_message.get(item["message_id"], ""))
+                    ranked.append({by_message.get(item["message_id"], "")})
                 else:
-                    found.update(by_memory.get(item["memory_id"], []))
+                    ranked.append(set(by_memory.get(item["memory_id"], [])))
+                found.update(ranked[-1])
             results[source][category].append(len(found & wanted) / len(wanted))
+            wanted_sessions = {_session(d) for d in wanted}
+            for k in KS:
+                got = {_session(d) for dias in ranked[:k] for d in dias if d}
+                results.setdefault(f"{source}@{k}", defaultdict(list))[category].append(
+                    len(got & wanted_sessions) / len(wanted_sessions))
     return results
 
 
-async def quality(data: Path) -> None:
+KS = (5, 10)
+
+
+def _session(dia: str) -> str:
+    return dia.split(":")[0]
+
+
+async def quality(data: Path, provenance: bool = True) -> None:
     from hermes_hub import Hub
     from hermes_hub.config import parse_config
 
@@ -143,14 +165,14 @@ async def quality(data: Path) -> None:
             config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp}/bench.db"},
                                    "auth": {"local_user": f"locomo-{f.stem}"}})
             async with Hub(config) as hub, Client(hub.server) as host:
-                by_message, by_memory, took = await load(host, conv)
+                by_message, by_memory, took = await load(host, conv, provenance)
                 drained = await wait_indexed(host)
                 print(f"{f.name}: {len(by_message)} turns, {len(by_memory)} facts imported in {took:.1f}s; "
                       f"indexed {drained:.1f}s later ({hub.memories.embedder.name if hub.memories.embedder else 'no embedder'})")
                 got = await score(host, conv, by_message, by_memory)
             for key, per in got.items():
                 for cat, values in per.items():
-                    totals[key][cat].extend(values)
+                    totals.setdefault(key, defaultdict(list))[cat].extend(values)
     print(f"\nrecall@10 ({', '.join(f.name for f in files)}; target 0.70 for each source)")
     cats = sorted({c for s in ("sessions", "memories") for c in totals[s]})
     print(f"{'category':<14}{'n':>5}{'sessions':>10}{'memories':>10}")
@@ -160,6 +182,13 @@ async def quality(data: Path) -> None:
     every_s = [v for c in cats for v in totals["sessions"][c]]
     every_m = [v for c in cats for v in totals["memories"][c]]
     print(f"{'overall':<14}{len(every_s):>5}{statistics.mean(every_s):>10.3f}{statistics.mean(every_m):>10.3f}")
+    print(f"\nsession-level recall@k (the share of evidence sessions among the top k items' sessions; "
+          f"facts {'with' if provenance else 'without'} provenance)")
+    keys = [f"{s}@{k}" for s in ("sessions", "memories") for k in KS]
+    print(f"{'category':<14}{'n':>5}" + "".join(f"{k:>13}" for k in keys))
+    for cat in [*cats, "overall"]:
+        cols = [totals[k][cat] if cat != "overall" else [v for c in cats for v in totals[k][c]] for k in keys]
+        print(f"{cat:<14}{len(cols[0]):>5}" + "".join(f"{statistics.mean(c):>13.3f}" for c in cols))
     for source, lat in totals["latency"].items():
         print(f"recall latency through MCP ({source}): p50 {_ms(lat, 50)} p95 {_ms(lat, 95)}")
 
@@ -321,11 +350,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", type=Path, default=DATA, help="folder of LoCoMo conversation files")
     p.add_argument("--quality-only", action="store_true")
     p.add_argument("--speed-only", action="store_true")
+    p.add_argument("--no-provenance", action="store_true", help="write the facts without their source turns")
     p.add_argument("--sizes", default="1000,100000", help="memory counts for the speed part")
     a = p.parse_args(argv)
     os.environ.setdefault("HERMES_DATA_DIR", tempfile.mkdtemp(prefix="hermes-bench-"))
     if not a.speed_only:
-        anyio.run(quality, a.data)
+        anyio.run(quality, a.data, not a.no_provenance)
     if not a.quality_only:
         anyio.run(speed, tuple(int(s) for s in a.sizes.split(",")))
 

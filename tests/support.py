@@ -191,7 +191,8 @@ async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[st
 BUILTIN_TOOLS = {
     "hermes_hub_status", "hermes_hub_reload", "hermes_audit_query",
     *(f"hermes_session_{op}" for op in
-      ("create", "list", "history", "append", "import", "search", "rename", "delete", "delete_all")),
+      ("create", "list", "history", "append", "import", "search", "rename", "delete", "delete_all", "note",
+       "working")),
     "hermes_agent_run", "hermes_trace_list", "hermes_trace_get", "hermes_feedback", "hermes_artifact_read",
     *(f"hermes_memory_{op}" for op in
       ("remember", "recall", "list", "forget", "forget_all", "restore", "history", "export")),

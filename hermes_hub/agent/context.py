@@ -1,8 +1,8 @@
 """What one model request holds, fitted into the profile's token budget.
 
 Parts, in the order they are kept when the budget is tight: the instructions (with the current time,
-``time_note``), the task, the tool definitions, the related background (recalled memories,
-``background.py``), the session's summary, then the session's last messages from the newest back.
+``time_note``), the task, the tool definitions, the session's working memory (``memory/working.py``),
+the related background (recalled memories, ``background.py``), the session's summary, then the session's last messages from the newest back.
 The budget is the profile's ``request_tokens``: ``context_tokens``, less where the model's window would
 otherwise leave the answer less than ``max_tokens``. Tokens are counted with o200k_base where ``bpe-openai`` loads (the tokenizer of
 OpenAI's current models; for other vendors much closer than a character ratio, above all for Chinese,
@@ -20,6 +20,7 @@ from typing import Any
 
 from hermes_hub.agent.background import HEADER
 from hermes_hub.memory.timeparse.zones import zone_name
+from hermes_hub.memory.working import HEADER as WORKING_HEADER
 from hermes_hub.models import Message, ToolSpec
 from hermes_hub.toolsets.tokens import tokenizer
 
@@ -67,9 +68,11 @@ def time_note(now: datetime, resolver: str | None) -> str:
 
 
 def build_request(budget: Budget, instructions: str, memories: list[str], summary: str, history: list[Any],
-                  task: str, tools: list[ToolSpec], *, time_note: str = "") -> tuple[str, list[Message], dict[str, Any]]:
+                  task: str, tools: list[ToolSpec], *, time_note: str = "",
+                  working: str = "") -> tuple[str, list[Message], dict[str, Any]]:
     """(system prompt, messages, sizes in tokens). ``history``: the session's messages, oldest first;
-    ``memories``: background lines (``background.line``), most relevant first."""
+    ``memories``: background lines (``background.line``), most relevant first; ``working``: the session's
+    working memory (``memory.working``), kept before the memories, the summary and the history."""
     sizes: dict[str, Any] = {}
     if time_note:
         instructions = f"{instructions}\n\n{time_note}"
@@ -78,6 +81,9 @@ def build_request(budget: Budget, instructions: str, memories: list[str], summar
     budget.take(sizes.setdefault("tools", sum(tokens(json.dumps(t.input_schema)) + tokens(t.description)
                                               for t in tools)))
     system = instructions
+    if working and budget.take(tokens(working)):
+        system += f"\n\n{WORKING_HEADER}\n{working}"
+        sizes["working"] = tokens(working)
     kept_memories = [m for m in memories if budget.take(tokens(m))]
     sizes["memories"] = sum(tokens(m) for m in kept_memories)
     if kept_memories:

@@ -28,6 +28,8 @@
    offer only the routed intents' tools (``routing.py``); ``plan`` writes a plan and revises it after each
    turn (``planning.py``); ``delegates`` are other profiles offered as tools, each call a child run within
    this run's tools and a bounded depth (``delegation.py``).
+8. With ``memory.working_judge``, the background model then folds the run into the session's working
+   memory (``working.py``), which every later run of the session reads before its history.
 """
 
 from __future__ import annotations
@@ -56,12 +58,14 @@ from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.routing import Router
 from hermes_hub.agent.summaries import Summarizer
+from hermes_hub.agent.working import remember_working
 from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
 from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories
+from hermes_hub.memory.working import WorkingMemory
 from hermes_hub.memory.timeparse.zones import zone
 from hermes_hub.models import Message, Provider, ProviderError, ToolSpec
 from hermes_hub.models.sampling import SamplingProvider
@@ -172,6 +176,7 @@ class Agent:
                     await self.sessions.append_many(uid, session_id, transcript, lease=lease)
                     await self._keep(run, profile, task, uid, started_at)
                     await self._fold_later(uid, session_id, profile)
+            await remember_working(self.memories, self.summaries, uid, session_id, transcript)
         return run
 
     async def _child(self, task: str, profile: Profile, ctx: CallContext, depth: Depth) -> RunResult:
@@ -245,7 +250,8 @@ class Agent:
                          and (t.meta or {}).get(ORIGIN_META, {}).get("server") == "hermes"), None)
         system, messages, sizes = build_request(
             Budget(profile.request_tokens), render(profile.parts, specs), found.lines, session.summary,
-            list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver))
+            list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver),
+            working=await WorkingMemory(self.sessions.store).text(uid, run.session_id))
         if route is not None:
             system = f"{system}\n\n{route.facts()}"
         base, planner = system, None

@@ -1,7 +1,8 @@
 """``hermes_session_*``: conversations kept by the hub, always the caller's own.
 
-Tools: create, list, history, append, import, search, rename, delete, delete_all. Resources: the caller's
-session list (``hub://hermes/sessions``) and each transcript (``hub://hermes/sessions/{session_id}``).
+Tools: create, list, history, append, import, search, rename, delete, delete_all, note, working. Resources:
+the caller's session list (``hub://hermes/sessions``), each transcript (``hub://hermes/sessions/{session_id}``)
+and each working memory (``hub://hermes/sessions/{session_id}/working``).
 Another user's session id answers "not found", exactly like an id that never existed.
 """
 
@@ -16,6 +17,8 @@ import mcp.types as types
 from hermes_hub.builtins.source import DEPRECATED, BuiltinResource, BuiltinTemplate, BuiltinTool, json_result
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError, InvalidInput
+from hermes_hub.memory.working import MAX_CHARS as WORKING_CHARS
+from hermes_hub.memory.working import NOTE_CHARS, WorkingMemory
 from hermes_hub.sessions import MAX_IMPORT_MESSAGES, Sessions
 
 SID = {"type": "string", "description": "a session id from hermes_session_create or hermes_session_list"}
@@ -96,6 +99,18 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
     async def delete_all(uid: str, a: dict[str, Any]) -> Any:
         return {"deleted": await get().delete_all(uid)}
 
+    async def note(uid: str, a: dict[str, Any]) -> Any:
+        return await WorkingMemory(get().store).note(uid, a["session_id"], a["note"])
+
+    async def working(uid: str, a: dict[str, Any]) -> Any:
+        memory = WorkingMemory(get().store)
+        return await memory.set(uid, a["session_id"], a["text"]) if "text" in a else await memory.get(
+            uid, a["session_id"])
+
+    async def working_text(params: dict[str, str], ctx: CallContext) -> str:
+        found = await WorkingMemory(get().store).get(ctx.caller.user_id, params["session_id"])
+        return json.dumps(found, indent=2, ensure_ascii=False)
+
     async def list_text(ctx: CallContext) -> str:
         page = await get().list(ctx.caller.user_id, limit=200)
         return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
@@ -134,10 +149,23 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
         _tool("session_delete_all", f"Delete every one of your sessions. Pass confirm: true. {DEPRECATED}"
               "hermes_session_delete with all: true.",
               _schema({"confirm": {"const": True}}, ["confirm"]), delete_all, destructive=True),
+        _tool("session_note", "Note what matters for the task in progress in the session's working memory (e.g. "
+                              "'the meeting is with Wang, not Li'): every later run of the session sees it, even "
+                              "after it leaves the window; it is not long-term memory and goes with the session.",
+              _schema({"session_id": SID, "note": {"type": "string", "minLength": 1, "maxLength": NOTE_CHARS}},
+                      ["session_id", "note"]), note),
+        _tool("session_working", "Read a session's working memory, or replace it with text (an empty string "
+                                 "clears it).",
+              _schema({"session_id": SID, "text": {"type": "string", "maxLength": WORKING_CHARS}}, ["session_id"]),
+              working),
         BuiltinResource(types.Resource(uri="hub://sessions", name="sessions", mime_type="application/json",
                                        description="Your sessions, most recently updated first"), list_text),
         BuiltinTemplate(types.ResourceTemplate(uri_template="hub://sessions/{session_id}", name="session transcript",
                                                mime_type="application/json",
                                                description="The first 200 messages of one of your sessions"),
                         transcript),
+        BuiltinTemplate(types.ResourceTemplate(uri_template="hub://sessions/{session_id}/working",
+                                               name="session working memory", mime_type="application/json",
+                                               description="What matters for the task in progress in one of your "
+                                                           "sessions, shown to each of its runs"), working_text),
     ]

@@ -105,6 +105,7 @@ class MemorySection(_Strict):
     half_life_days: float = Field(180.0, gt=0)  # recency: a memory this old counts half as much
     archive_after_days: float = Field(90.0, ge=0)  # 0: never archive
     min_confidence: float = Field(0.6, ge=0, le=1)  # judged writes below this are not stored
+    working_judge: bool = False  # the background model rewrites each session's working memory after a run
 
 
 class AgentSection(_Strict):

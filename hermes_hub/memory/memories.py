@@ -88,10 +88,14 @@ class Memories:
 
     async def remember(self, user_id: str, text: Any, *, kind: Any = "fact", event_time: Any = None,
                        confidence: Any = 1.0, supersedes: str | None = None, actor: str | None = None,
-                       source: dict[str, Any] | None = None, reason: str = "") -> dict[str, Any]:
-        """Store a memory; ``{memory_id, status}`` with status added, duplicate or superseded."""
+                       source: dict[str, Any] | None = None, reason: str = "",
+                       source_message_ids: Any = None) -> dict[str, Any]:
+        """Store a memory; ``{memory_id, status}`` with status added, duplicate or superseded.
+        ``source_message_ids``: the caller's messages it comes from (its provenance, used in recall)."""
         text = model.check_text(text)
         kind = model.check_kind(kind)
+        if source_message_ids is not None:
+            source = {**(source or {"type": "explicit"}), **await self._sources(user_id, source_message_ids)}
         now = utcnow()
         when = model.parse_time(event_time, "event_time")
         if when is None and (span := timeparse.resolve(text, now)) is not None:
@@ -120,6 +124,30 @@ class Memories:
         if flags:
             out["flags"] = list(flags)
         return out
+
+    async def _sources(self, user_id: str, ids: Any) -> dict[str, Any]:
+        ids = model.check_source_ids(ids)
+        found = await self.store.source_messages(user_id, ids)
+        missing = [i for i in ids if i not in {f[0] for f in found}]
+        if missing:  # another user's message id reads as one that never existed
+            raise InvalidInput(f"source message {model.quoted(missing[0])} is not one of your messages; pass ids "
+                               f"from hermes_session_history (message_id)")
+        sessions = list(dict.fromkeys(sid for _, sid, _ in found))
+        out: dict[str, Any] = {"session_id": sessions[-1], "message_ids": [mid for mid, _, _ in found],
+                               "at": found[-1][2].isoformat()}
+        if len(sessions) > 1:
+            out["session_ids"] = sessions
+        return out
+
+    async def forget_session(self, user_id: str, session_id: str, *, confirm: bool = False) -> dict[str, Any]:
+        """The memories written only from ``session_id``'s messages: counted, or forgotten with ``confirm``."""
+        ids = await self.store.memories_only_from_session(user_id, session_id)
+        if not confirm:
+            return {"session_id": session_id, "would_forget": len(ids), "memory_ids": ids[:MAX_PAGE],
+                    "next": "call again with confirm: true to forget them" if ids else "nothing to forget"}
+        for mid in ids:
+            await self.store.delete_memories(user_id, mid)
+        return {"session_id": session_id, "forgotten": len(ids)}
 
     async def forget(self, user_id: str, memory_id: str) -> dict[str, Any]:
         await self.store.delete_memories(user_id, memory_id)

@@ -56,6 +56,7 @@ class RecallItem(BaseModel):
     confidence: float | None = None  # a memory's: how sure its writer was
     role: str | None = None
     flags: list[str] = Field(default_factory=list)
+    provenance: dict[str, Any] | None = None  # a memory's source messages: session_id, message_ids, at
 
 
 class HistoryEntry(BaseModel):
@@ -75,6 +76,25 @@ def memory(rec: MemoryRecord) -> Memory:
 
 def history_entry(e: MemoryEvent) -> HistoryEntry:
     return HistoryEntry(at=e.at, action=e.action, actor=e.actor, reason=e.reason, detail=e.detail)
+
+
+MAX_SOURCES = 50  # source messages one memory names
+
+
+def provenance(source: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a memory came from, when it names messages: ``{session_id, message_ids, at}``."""
+    ids = source.get("message_ids") if isinstance(source, dict) else None
+    if not ids:
+        return None
+    return {k: source[k] for k in ("session_id", "message_ids", "at") if source.get(k) is not None}
+
+
+def check_source_ids(value: Any) -> list[str]:
+    if (not isinstance(value, list) or not value or len(value) > MAX_SOURCES
+            or not all(isinstance(v, str) and 0 < len(v) <= 100 for v in value)):
+        raise InvalidInput(f"source_message_ids must be a list of 1 to {MAX_SOURCES} message ids (msg_…, from "
+                           f"hermes_session_history), e.g. [\"msg_abc\"]")
+    return list(dict.fromkeys(value))
 
 
 def quoted(value: str, limit: int = 60) -> str:

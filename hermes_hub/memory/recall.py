@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from hermes_hub.memory.indexer import MAX_EMBED_CHARS, Indexer
-from hermes_hub.memory.model import RecallItem
+from hermes_hub.memory.model import RecallItem, provenance
 from hermes_hub.memory.vectors import VectorCache
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import MemoryRecord, RankedRow
@@ -33,6 +33,10 @@ LEXICAL_WEIGHT = 1.0
 VECTOR_WEIGHT = {"memories": 1.0, "messages": 0.6}
 RECENCY_SHARE = 0.3  # how much of a memory's score depends on its age
 IN_WINDOW_BOOST = 1.5  # an item inside the time a question names ("last week")
+# Provenance: a memory whose source messages match the question gets this share of each message's
+# contribution, as if it ranked where they do (measured on LoCoMo dev, bench/memory.py).
+SOURCE_WEIGHT = 2.5
+SOURCE_RANKS = 10  # the best messages of each list whose memories are credited (30: -0.005)
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,10 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
             c = fused.setdefault((source, row.pk), _Candidate(source, row.pk))
             c.score += weight / (RRF_K + rank)
             c.ranks[name] = rank
+    if "memories" in q.sources:
+        await _credit_sources(store, user_id, lists, fused)
+    if "sessions" not in q.sources:  # messages ranked only for the memories written from them
+        fused = {k: c for k, c in fused.items() if c.source == "memories"}
     mem_pks = [c.pk for c in fused.values() if c.source == "memories"]
     msg_pks = [c.pk for c in fused.values() if c.source == "messages"]
     memories, messages = await _load(store, user_id, mem_pks, msg_pks)
@@ -94,8 +102,34 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
             score *= IN_WINDOW_BOOST
         scored.append((score, c))
     scored.sort(key=lambda s: s[0], reverse=True)
+    scored = _diverse(scored, memories)
     return [_memory_item(memories[c.pk], score) if c.source == "memories" else _message_item(messages[c.pk], score)
             for score, c in scored[:q.limit]]
+
+
+async def _credit_sources(store: Store, user_id: str, lists: dict[str, tuple[str, list[RankedRow], float]],
+                          fused: dict[tuple[str, int], _Candidate]) -> None:
+    """Provenance in ranking: each memory written from a message a list found ranks, by ``SOURCE_WEIGHT``,
+    where its best source message ranks in that list (once per list)."""
+    message_lists = [(name, rows[:SOURCE_RANKS], weight) for name, (source, rows, weight) in lists.items()
+                     if source == "messages"]
+    pks = {row.pk for _, rows, _ in message_lists for row in rows}
+    if not pks:
+        return
+    links: dict[int, list[int]] = {}
+    for message_pk, memory_pk in await store.memories_of_messages(user_id, sorted(pks)):
+        links.setdefault(message_pk, []).append(memory_pk)
+    if not links:
+        return
+    for name, rows, weight in message_lists:
+        credited: set[int] = set()
+        for rank, row in enumerate(rows, start=1):
+            for memory_pk in links.get(row.pk, ()):
+                if memory_pk not in credited:
+                    credited.add(memory_pk)
+                    c = fused.setdefault(("memories", memory_pk), _Candidate("memories", memory_pk))
+                    c.score += SOURCE_WEIGHT * weight / (RRF_K + rank)
+                    c.ranks[f"source_{name}"] = rank
 
 
 async def _ranked_lists(store: Store, indexer: Indexer, cache: VectorCache, user_id: str, q: RecallQuery,
@@ -112,17 +146,20 @@ async def _ranked_lists(store: Store, indexer: Indexer, cache: VectorCache, user
                                                                            CANDIDATES), LEXICAL_WEIGHT)
         return run
 
-    for source, wanted in sources:
-        if wanted in q.sources and match:
+    def wanted(source: str, asked: str) -> bool:  # messages also rank the memories written from them
+        return asked in q.sources or (source == "messages" and "memories" in q.sources)
+
+    for source, asked in sources:
+        if wanted(source, asked) and match:
             jobs.append(lexical(source))
 
     async def vectors() -> None:
         assert indexer.embedder is not None
         # cut as stored texts are: e5 reads 512 tokens, and a longer query only costs time
         [vector] = await indexer.embedder.embed([q.text[:MAX_EMBED_CHARS]], query=True)
-        for source, wanted in sources:
+        for source, asked in sources:
             table = indexer.table(source)
-            if wanted in q.sources and table is not None:
+            if wanted(source, asked) and table is not None:
                 out[f"vector_{source}"] = (source, await cache.nearest(table, user_id, vector, CANDIDATES),
                                            VECTOR_WEIGHT[source])
 
@@ -153,6 +190,24 @@ async def _load(store: Store, user_id: str, mem_pks: list[int], msg_pks: list[in
     return memories, messages
 
 
+def _diverse(scored: list[tuple[float, _Candidate]], memories: dict[int, MemoryRecord],
+             ) -> list[tuple[float, _Candidate]]:
+    """Best first, except that a memory written only from messages the memories above it already came
+    from goes after the rest: ten memories of ten conversations' moments beat ten of one."""
+    covered: set[str] = set()
+    first: list[tuple[float, _Candidate]] = []
+    later: list[tuple[float, _Candidate]] = []
+    for s, c in scored:
+        rec = memories.get(c.pk) if c.source == "memories" else None
+        ids = set((rec.source or {}).get("message_ids") or ()) if rec is not None else set()
+        if ids and ids <= covered:
+            later.append((s, c))
+            continue
+        covered |= ids
+        first.append((s, c))
+    return first + later
+
+
 def _memory_score(rec: MemoryRecord, score: float, now: datetime, half_life_days: float) -> float:
     age_days = max(0.0, (now - (rec.last_recalled_at or rec.created_at)).total_seconds() / 86400)
     decay = 0.5 ** (age_days / half_life_days)
@@ -163,7 +218,8 @@ def _memory_score(rec: MemoryRecord, score: float, now: datetime, half_life_days
 def _memory_item(rec: MemoryRecord, score: float) -> RecallItem:
     return RecallItem(source="memory", memory_id=rec.id, text=rec.text, score=score,
                       created_at=rec.created_at, event_time=rec.event_time, superseded_by=rec.superseded_by,
-                      kind=rec.kind, confidence=rec.confidence, flags=list(rec.flags))
+                      kind=rec.kind, confidence=rec.confidence, flags=list(rec.flags),
+                      provenance=provenance(rec.source))
 
 
 def _message_item(row: tuple[Any, ...], score: float) -> RecallItem:

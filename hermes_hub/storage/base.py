@@ -2,9 +2,8 @@
 
 Both backends (``sqlite``, ``postgres``) implement every method below; callers (``sessions``,
 ``audit``, ``identity``, ``memory``, the worker and the agent loop) never see SQL. The protocol is the
-sum of small per-concept parts, so each user of the store can name the part it needs: memory
-readers see ``MemoryStore`` and ``RecallStore``, the background indexer ``IndexerStore`` (its marks,
-claims and vector tables), the status page ``LoginStore``.
+sum of small per-concept parts (newer ones in their own modules), so each user names the part it
+needs: memory readers ``MemoryStore`` and ``RecallStore``, the indexer ``IndexerStore``.
 
 Rules every backend keeps, each pinned by ``tests/storage/test_store_contract.py``:
 
@@ -25,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from hermes_hub.storage.approvals import ApprovalStore
 from hermes_hub.storage.cases import EvalCaseStore
+from hermes_hub.storage.layers import ProvenanceStore, WorkingStore
 from hermes_hub.storage.records import (
     ArtifactRecord,
     AuditRecord,
@@ -394,7 +394,7 @@ class ArtifactStore(Protocol):
 @runtime_checkable
 class Store(SessionStore, MessageStore, SessionLockStore, TokenStore, LoginStore, OAuthStore, AuditStore, MemoryStore,
             RecallStore, IndexerStore, ExtractionQueue, SummaryQueue, RunStore, SealedStore, PinStore, ArtifactStore,
-            ApprovalStore, EvalCaseStore, ScheduleStore, Protocol):
+            ApprovalStore, EvalCaseStore, ScheduleStore, ProvenanceStore, WorkingStore, Protocol):
     """Everything the hub keeps. Obtain one with ``hermes_hub.storage.open_store(url)``."""
 
     url: str

@@ -58,6 +58,8 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
     ("schedule_runs", "id", ("id", "schedule_id", "user_id", "due_at", "fire_at", "state", "attempts", "owner",
                              "claimed_until", "finished_at", "run_id", "session_id", "answer", "stop_reason", "error",
                              "missed")),
+    ("memory_sources", "memory_pk, message_pk", ("memory_pk", "message_pk", "user_id", "session_id")),
+    ("working_memory", "session_id", ("session_id", "user_id", "text", "updated_at")),
 ]
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id",
             "schedule_runs": "id"}

@@ -90,7 +90,9 @@ async def test_a_stated_preference_is_added_with_its_source_and_the_judges_reaso
         history = await call(host, "hermes_memory_history", {"memory_id": memory["memory_id"]})
     assert status["extraction"] == "on (judge: scripted:judge.json)"
     assert (memory["text"], memory["kind"], memory["confidence"]) == ("The user loves green tea", "preference", 0.9)
-    assert memory["source"] == {"type": "extracted", "session_id": sid, "message_ids": [mid]}
+    assert {k: memory["source"][k] for k in ("type", "session_id", "message_ids")} == {
+        "type": "extracted", "session_id": sid, "message_ids": [mid]}
+    assert memory["source"]["at"]  # provenance: when its source message was said
     assert [(h["action"], h["actor"], h["reason"]) for h in history["history"]] == [
         ("added", "judge:scripted:judge.json", "stated preference")]
 

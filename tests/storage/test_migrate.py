@@ -39,7 +39,8 @@ async def fill(store: Store) -> str:
             NewMessage(f"msg_{user}_2", "assistant", "The budget review moved to Friday", now,
                        tool_calls=[{"id": "c1", "name": "x", "arguments": {}}], metadata={"k": 1})])
         text = f"{user} keeps the bike at the north station"
-        await store.add_memory(MemoryRecord(f"mem_{user}", user, text, "fact", 0.9, {"type": "explicit"}, now),
+        source = {"type": "explicit", "message_ids": [f"msg_{user}_1"]}  # provenance: a link to copy
+        await store.add_memory(MemoryRecord(f"mem_{user}", user, text, "fact", 0.9, source, now),
                                MemoryEvent(f"mem_{user}", user, now, "added", "test"), key=text)
     rows = [(pk, uid, content) for pk, uid, content in await store.unindexed("messages", "terms", 100)]
     await store.index_message_terms([(pk, index_text(c), "") for pk, _, c in rows], mark="terms",
@@ -47,6 +48,7 @@ async def fill(store: Store) -> str:
     table = await store.ensure_vector_table("memories", "test", 3)
     mems = {r.user_id: pk for user in VECTORS for pk, r in await store.list_memories(user)}
     await store.add_vectors(table, [(mems[u], u, v) for u, v in VECTORS.items()], mark=table, last_pk=max(mems.values()))
+    await store.set_working("alice", "ses_alice", "- no coffee")
     await store.add_token(TokenRecord("tok_a", "hash-a", "alice", "admin", "laptop", now))
     await store.put_sealed(SealedRecord("alice", "oauth", "notion", "key1", b"\x00sealed\xff", now))
     await store.add_audit(AuditRecord(now, "alice", "hermes_session_create", "ok", 1.5, arguments={"q": "北京"}))
@@ -68,6 +70,8 @@ async def looks_copied(store: Store, table: str) -> None:
     assert (await store.memories_by_pk("bob", [memory[0].pk]))[memory[0].pk].id == "mem_bob"
     (near,) = await store.nearest(table, "bob", [0.0, 1.0, 0.0], 5)
     assert near.pk == memory[0].pk and abs(near.score) < 1e-6
+    assert await store.memories_only_from_session("alice", "ses_alice") == ["mem_alice"]
+    assert (await store.get_working("alice", "ses_alice"))[0] == "- no coffee"
     assert (await store.find_token("hash-a")).user_id == "alice"  # type: ignore[union-attr]
     assert (await store.get_sealed("alice", "oauth", "notion")).sealed == b"\x00sealed\xff"  # type: ignore[union-attr]
     assert (await store.query_audit())[0].arguments == {"q": "北京"}

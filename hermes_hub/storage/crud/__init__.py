@@ -17,6 +17,7 @@ from hermes_hub.storage.crud.logins import LoginMethods
 from hermes_hub.storage.crud.oauth import OAuthMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
 from hermes_hub.storage.crud.pins import PinMethods
+from hermes_hub.storage.crud.provenance import ProvenanceMethods, WorkingMethods
 from hermes_hub.storage.crud.runner import Dialect, Runner
 from hermes_hub.storage.crud.runs import RunMethods
 from hermes_hub.storage.crud.schedules import ScheduleMethods
@@ -35,5 +36,7 @@ class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMet
                     EvalCaseMethods,
                     ScheduleMethods,
                     DocumentMethods,
+                    ProvenanceMethods,
+                    WorkingMethods,
                     ):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

@@ -38,6 +38,8 @@ class Dialect:
     eval_cases: ModuleType  # issue 21
     schedules: ModuleType
     documents: ModuleType
+    provenance: ModuleType  # which messages a memory was written from
+    working: ModuleType  # each session's working memory
 
 
 class Runner:

@@ -28,7 +28,7 @@ async def schedule(db: Connection, limit: int) -> int:
         return 0
     runs: dict[tuple[str, str], list[int]] = {}
     for pk, uid, sid, role in rows:
-        if role in ("user", "assistant"):
+        if role in ("user", "assistant", "tool"):  # tool calls and results: what was done is remembered too
             runs.setdefault((uid, sid), []).append(pk)
     await db.executemany(f"INSERT INTO extraction_jobs (user_id, session_id, first_pk, last_pk, created_at) "
                          f"VALUES ($1, $2, $3, $4, {NOW}) ON CONFLICT DO NOTHING",
@@ -47,13 +47,13 @@ async def claim(db: Connection, owner: str, lease: float) -> ExtractionJob | Non
 
 
 async def job_messages(db: Connection, job: ExtractionJob, context: int) -> list[tuple[Any, ...]]:
-    earlier = await db.fetch("SELECT pk, id, role, content, created_at FROM messages WHERE session_id = $1 AND "
+    earlier = await db.fetch("SELECT pk, id, role, content, created_at, NULL FROM messages WHERE session_id = $1 AND "
                              "user_id = $2 AND pk < $3 AND role IN ('user', 'assistant') ORDER BY pk DESC LIMIT $4",
                              job.session_id, job.user_id, job.first_pk, context)
-    new = await db.fetch("SELECT pk, id, role, content, created_at FROM messages WHERE session_id = $1 AND "
-                         "user_id = $2 AND pk BETWEEN $3 AND $4 AND role IN ('user', 'assistant') ORDER BY pk",
+    new = await db.fetch("SELECT pk, id, role, content, created_at, tool_calls FROM messages WHERE session_id = $1 AND "
+                         "user_id = $2 AND pk BETWEEN $3 AND $4 AND role IN ('user', 'assistant', 'tool') ORDER BY pk",
                          job.session_id, job.user_id, job.first_pk, job.last_pk)
-    return [(pk, mid, role, content, dt(at)) for pk, mid, role, content, at in [*reversed(earlier), *new]]
+    return [(pk, mid, role, content, dt(at), calls) for pk, mid, role, content, at, calls in [*reversed(earlier), *new]]
 
 
 async def renew(db: Connection, job_id: int, owner: str, lease: float) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from hermes_hub.errors import InvalidInput
 from hermes_hub.storage.records import MemoryEvent, MemoryRecord, RankedRow
+from hermes_hub.storage.postgres import provenance
 from hermes_hub.storage.rows import MEMORY_COLS, dt, dumps, memory_not_found, memory_record, ts
 from hermes_hub.storage.terms import index_text
 
@@ -49,6 +50,8 @@ async def insert_memory(db: Connection, rec: MemoryRecord, key: str, event: Memo
     terms = index_text(rec.text)
     await db.execute("INSERT INTO memory_terms (pk, user_id, terms, doc) VALUES ($1, $2, $3, to_tsvector('english', $3))",
                      pk, rec.user_id, terms)
+    ids = rec.source.get("message_ids") if isinstance(rec.source, dict) else None
+    await provenance.link(db, rec.user_id, pk, [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else [])
     await add_event(db, event)
     if supersedes is not None:
         await db.execute("UPDATE memories SET superseded_by = $1, superseded_at = $2 WHERE user_id = $3 AND id = $4",

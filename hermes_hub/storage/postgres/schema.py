@@ -22,6 +22,8 @@ from hermes_hub.storage.postgres.counters import p011_audit_call_ids, p012_limit
 from hermes_hub.storage.postgres.eval_cases import p013_eval_cases
 from hermes_hub.storage.postgres.schedules import p014_schedules
 from hermes_hub.storage.postgres.documents import p015_documents  # its SQL lives with its queries
+from hermes_hub.storage.postgres.provenance import p016_provenance
+from hermes_hub.storage.postgres.working import p017_working_memory
 
 MIGRATION_LOCK = 0x6865726D  # "herm": the advisory lock key every replica takes to migrate
 
@@ -348,6 +350,8 @@ MIGRATIONS: list[Callable[[Connection], Awaitable[None]]] = [
     p013_eval_cases,
     p014_schedules,
     p015_documents,
+    p016_provenance,
+    p017_working_memory,
 ]
 
 

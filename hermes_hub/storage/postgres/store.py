@@ -36,6 +36,7 @@ from hermes_hub.storage.postgres import (
     oauth,
     memories,
     pins,
+    provenance,
     runs,
     schedules,
     sealed,
@@ -44,6 +45,7 @@ from hermes_hub.storage.postgres import (
     summaries,
     tokens,
     vectors,
+    working,
 )
 from hermes_hub.storage.postgres.transactions import Answer, Pruner, new_key, write_once
 from hermes_hub.storage.postgres.url import parse_url, redact
@@ -82,6 +84,8 @@ class PostgresStore(SharedMethods):
                    eval_cases=eval_cases,
                    schedules=schedules,
                    documents=documents,
+                   provenance=provenance,
+                   working=working,
                    )
 
     def __init__(self, url: str) -> None:

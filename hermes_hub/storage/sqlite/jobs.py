@@ -23,7 +23,7 @@ def schedule(db: Connection, limit: int) -> int:
         return 0
     runs: dict[tuple[str, str], list[int]] = {}
     for pk, uid, sid, role in rows:
-        if role in ("user", "assistant"):
+        if role in ("user", "assistant", "tool"):  # tool calls and results: what was done is remembered too
             runs.setdefault((uid, sid), []).append(pk)
     now = time.time()
     for (uid, sid), pks in runs.items():
@@ -44,14 +44,15 @@ def claim(db: Connection, owner: str, lease: float) -> ExtractionJob | None:
 
 
 def job_messages(db: Connection, job: ExtractionJob, context: int) -> list[tuple[Any, ...]]:
-    """(pk, id, role, content, created_at) of the job's messages, after up to ``context`` earlier ones."""
-    earlier = db.execute("SELECT pk, id, role, content, created_at FROM messages WHERE session_id = ? AND "
+    """(pk, id, role, content, created_at, tool_calls JSON or None) of the job's messages (tool rounds
+    included), after up to ``context`` earlier user and assistant messages."""
+    earlier = db.execute("SELECT pk, id, role, content, created_at, NULL FROM messages WHERE session_id = ? AND "
                          "user_id = ? AND pk < ? AND role IN ('user', 'assistant') ORDER BY pk DESC LIMIT ?",
                          (job.session_id, job.user_id, job.first_pk, context)).fetchall()
-    new = db.execute("SELECT pk, id, role, content, created_at FROM messages WHERE session_id = ? AND user_id = ? "
-                     "AND pk BETWEEN ? AND ? AND role IN ('user', 'assistant') ORDER BY pk",
+    new = db.execute("SELECT pk, id, role, content, created_at, tool_calls FROM messages WHERE session_id = ? AND "
+                     "user_id = ? AND pk BETWEEN ? AND ? AND role IN ('user', 'assistant', 'tool') ORDER BY pk",
                      (job.session_id, job.user_id, job.first_pk, job.last_pk)).fetchall()
-    return [(pk, mid, role, content, dt(at)) for pk, mid, role, content, at in [*reversed(earlier), *new]]
+    return [(pk, mid, role, content, dt(at), calls) for pk, mid, role, content, at, calls in [*reversed(earlier), *new]]
 
 
 def renew(db: Connection, job_id: int, owner: str, lease: float) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 
 from hermes_hub.errors import InvalidInput
 from hermes_hub.storage.records import MemoryEvent, MemoryRecord, RankedRow
+from hermes_hub.storage.sqlite import provenance
 from hermes_hub.storage.rows import MEMORY_COLS, dt, dumps, memory_not_found, memory_record, ts
 from hermes_hub.storage.terms import index_text
 
@@ -43,12 +44,18 @@ def insert_memory(db: Connection, rec: MemoryRecord, key: str, event: MemoryEven
          None if rec.event_time is None else ts(rec.event_time), None, 0, None, None, rec.state,
          ",".join(rec.flags)))
     db.execute("INSERT INTO memory_terms (rowid, terms) VALUES (?, ?)", (cur.lastrowid, index_text(rec.text)))
+    provenance.link(db, rec.user_id, cur.lastrowid, _source_ids(rec))
     add_event(db, event)
     if supersedes is not None:
         db.execute("UPDATE memories SET superseded_by = ?, superseded_at = ? WHERE user_id = ? AND id = ?",
                    (rec.id, ts(rec.created_at), rec.user_id, supersedes))
         add_event(db, MemoryEvent(supersedes, rec.user_id, rec.created_at, "superseded", event.actor,
                                   event.reason, {"superseded_by": rec.id}))
+
+
+def _source_ids(rec: MemoryRecord) -> list[str]:
+    ids = rec.source.get("message_ids") if isinstance(rec.source, dict) else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
 
 
 def get_memory(db: Connection, user_id: str, memory_id: str) -> MemoryRecord:

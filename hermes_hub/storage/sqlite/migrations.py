@@ -22,7 +22,9 @@ from hermes_hub.storage.sqlite.eval_cases import m019_eval_cases
 from hermes_hub.storage.sqlite.documents import m021_documents
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.schedules import m020_schedules
+from hermes_hub.storage.sqlite.provenance import m022_provenance
 from hermes_hub.storage.sqlite.sealed import m012_sealed_secrets
+from hermes_hub.storage.sqlite.working import m023_working_memory
 
 Connection = Any  # a DB-API connection of the sqlite driver in use (sqlean)
 
@@ -361,6 +363,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     m019_eval_cases,
     m020_schedules,
     m021_documents,
+    m022_provenance,
+    m023_working_memory,
 ]
 
 

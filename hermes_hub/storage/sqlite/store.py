@@ -44,6 +44,7 @@ from hermes_hub.storage.sqlite import (
     memories,
     migrations,
     pins,
+    provenance,
     runs,
     schedules,
     sealed,
@@ -51,6 +52,7 @@ from hermes_hub.storage.sqlite import (
     summaries,
     tokens,
     vectors,
+    working,
 )
 
 T = TypeVar("T")
@@ -72,6 +74,8 @@ class SQLiteStore(SharedMethods):
                    eval_cases=eval_cases,
                    schedules=schedules,
                    documents=documents,
+                   provenance=provenance,
+                   working=working,
                    )
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
