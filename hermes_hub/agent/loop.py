@@ -46,6 +46,7 @@ from hermes_hub.agent.completion import ask, finish, settings
 from hermes_hub.agent.context import Budget, build_request, time_note, tokens
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
+from hermes_hub.agent.observer import Observer
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.summaries import Summarizer
@@ -53,6 +54,7 @@ from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
+from hermes_hub.events import Bus
 from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories
 from hermes_hub.memory.timeparse.zones import zone
@@ -98,7 +100,7 @@ class Agent:
                  *, own_tools: str, summaries: Summarizer | None = None,
                  model_for: Callable[[Profile], Provider | None] | None = None, masker: Masker = MASKER,
                  artifacts: Artifacts | None = None, artifact_reader: str | None = None,
-                 gate: RunGate | None = None) -> None:
+                 gate: RunGate | None = None, events: Bus | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
@@ -107,6 +109,7 @@ class Agent:
         self.artifacts = artifacts  # where a cut result is kept whole; None: the rest is lost
         self.artifact_reader = artifact_reader  # public name of hermes_artifact_read, offered once a run has one
         self.gate = gate  # the hub's limit on runs at once (agent.max_concurrent); None: no limit
+        self.events = events  # the hub's event bus (hermes_hub.events): the run's events go there
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
         model = self.model_for(profile) if self.model_for is not None else self.model
@@ -137,22 +140,24 @@ class Agent:
         run = RunResult("", session_id, "run_" + secrets.token_urlsafe(9), "answered")
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
-        async with self.sessions.lock(uid, session_id) as lease:
-            transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
-            try:
-                await self._rounds(task, profile, ctx, run, transcript, model)
-            except anyio.get_cancelled_exc_class():
-                run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
-                raise
-            finally:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    run.answer = run.answer or "The run failed before it finished."
-                    transcript.append({"role": "assistant", "content": run.answer})
-                    for m in transcript:
-                        m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
-                    await self.sessions.append_many(uid, session_id, transcript, lease=lease)
-                    await self._keep(run, profile, task, uid, started_at)
-                    await self._fold_later(uid, session_id, profile)
+        observer = Observer(self.events, run.run_id, uid)
+        with observer.running(profile.name, session_id, self.masker.text(task, limit=2000), run):
+            async with self.sessions.lock(uid, session_id) as lease:
+                transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
+                try:
+                    await self._rounds(task, profile, ctx, run, transcript, model, observer)
+                except anyio.get_cancelled_exc_class():
+                    run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
+                    raise
+                finally:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                        run.answer = run.answer or "The run failed before it finished."
+                        transcript.append({"role": "assistant", "content": run.answer})
+                        for m in transcript:
+                            m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
+                        await self.sessions.append_many(uid, session_id, transcript, lease=lease)
+                        await self._keep(run, profile, task, uid, started_at)
+                        await self._fold_later(uid, session_id, profile)
         return run
 
     async def _keep(self, run: RunResult, profile: Profile, task: str, user_id: str, started_at: Any) -> None:
@@ -175,7 +180,7 @@ class Agent:
             log.exception("could not ask for a summary of session %s", session_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
-                      transcript: list[dict[str, Any]], model: Provider) -> None:
+                      transcript: list[dict[str, Any]], model: Provider, observer: Observer) -> None:
         uid = ctx.caller.user_id
         session = await self.sessions.get(uid, run.session_id)
         # issue 20 (context): background for the task and what the session is about, above the floor
@@ -208,6 +213,7 @@ class Agent:
         calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None),
                       profile, ctx, run, by_name)
         estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
+        observer.context("assembled", estimate)
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
@@ -215,7 +221,8 @@ class Agent:
             prompt = prompts.request(system, messages, specs)  # at request time: also a request that fails
             asked = time.perf_counter()
             try:
-                reply = await ask(model, messages, system, specs, profile)  # the profile's settings
+                with observer.asking(round_no, model.name) as request:
+                    reply = request.reply = await ask(model, messages, system, specs, profile)  # the profile's settings
             except ProviderError as e:
                 error = self.masker.text(str(e))  # a provider's message may quote what it was sent
                 run.event("request", round=round_no, provider=model.name, error=error, messages=len(messages),
@@ -234,11 +241,13 @@ class Agent:
                     "request", round=round_no, provider=model.name, **{k: self.masker.text(v) if k == "error" else v
                                                                       for k, v in f.items()}))
                 if more is not None:
+                    observer.replied(round_no, model.name, more)
                     run.input_tokens += more.usage.input_tokens
                     run.output_tokens += more.usage.output_tokens
                 run.stop_reason = "length" if cut else "declined" if declined else "answered"
                 return
             messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
+            observer.planned(round_no, [c.name for c in reply.tool_calls])
             estimate += tokens(reply.text) + sum(tokens(json.dumps(c.arguments)) for c in reply.tool_calls)
             transcript.append({"role": "assistant", "content": reply.text,
                                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
@@ -269,6 +278,7 @@ class Agent:
                 if done.outcome == "needs_input":
                     run.stop_reason, run.answer = "needs_input", text
                     return
+            observer.context("tool_results", estimate)
             if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
                 run.stop_reason = "repeated_results"
                 run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import sys
@@ -39,6 +40,10 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     cfg = hub.config
     if toolset is not None and toolset not in cfg.toolsets:
         fail(f"no toolset '{toolset}' in {config}; toolsets: {', '.join(cfg.toolsets) or 'none'}", 2)
+    from hermes_hub.telemetry.tracing import configure
+
+    if (stop_tracing := configure()) is not None:  # spans over OTLP only when OTEL_* say where (docs/telemetry.md)
+        atexit.register(stop_tracing)  # flushes what is still batched
     if stdio:
         from hermes_hub.serving.stdio import serve_stdio
 

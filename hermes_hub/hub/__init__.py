@@ -44,15 +44,18 @@ from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
+from hermes_hub.events import Bus
 from hermes_hub.hub.reports import Reports
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, Authenticator, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.memory import Memories
 from hermes_hub.pipeline import Pipeline, Step
+from hermes_hub.pipeline.telemetry import Telemetry
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
 from hermes_hub.sessions import Sessions
 from hermes_hub.storage import Store
+from hermes_hub.telemetry.metrics import Metrics
 from hermes_hub.toolsets.search import ToolIndex
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
@@ -106,6 +109,7 @@ class Hub(Reports):
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
+        self.events, self.metrics = Bus(), Metrics()  # issue 22: the event bus; /metrics (telemetry)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit,
                                pipeline=Pipeline(self._pipeline(config)))
@@ -207,7 +211,7 @@ class Hub(Reports):
         prefix, sep = self.config.hub.prefix, self.config.hub.separator
         own = f"{prefix}{sep}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
-                     model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
+                     model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(), events=self.events,
                      artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate)
 
     def _model_for(self, profile: Profile) -> Provider | None:
@@ -269,7 +273,7 @@ class Hub(Reports):
 
     def _pipeline(self, config: HubConfig) -> list[Step]:
         """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
-        steps: list[Step] = []
+        steps: list[Step] = [Telemetry(self.events, self.metrics)]
         return steps
 
     def _mounts(self) -> list[Mount]:
@@ -364,6 +368,7 @@ class Hub(Reports):
             self.agent_bridge.attach(loops)
             loops.start_soon(self._announce_loop)
             loops.start_soon(self._prune_loop)
+            loops.start_soon(self.metrics.follow, self.events)
             self._warm.set()
             loops.start_soon(self._warm_loop)
             if self.config_path is not None:
