@@ -86,3 +86,16 @@ def test_spans_are_exported_only_when_an_otel_endpoint_is_set_and_not_disabled()
     assert tracing.configure({}) is None and not tracing.enabled()  # the API's no-op; span() makes nothing
     with tracing.span("execute_tool x", {}) as current:
         assert current is None
+
+
+def test_the_grafana_dashboard_reads_only_metrics_the_hub_exports():
+    import json
+    import re
+    from pathlib import Path
+
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "docs" / "grafana.json").read_text())
+    used = {m for p in dashboard["panels"] for t in p["targets"] for m in re.findall(r"hermes_[a-z_]+", t["expr"])}
+    exported = {"hermes_tool_calls_total", "hermes_tool_call_seconds_bucket", "hermes_server_state",
+                "hermes_server_restarts_total", "hermes_queue_jobs", "hermes_agent_runs_total",
+                "hermes_model_tokens_total", "hermes_approvals_waiting", "hermes_event_drops_total"}
+    assert used <= exported, used - exported
