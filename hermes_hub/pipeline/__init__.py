@@ -12,6 +12,10 @@ an error result without calling ``proceed``), wait (an approval), hold something
 outermost. The steps, in order, are built by the hub from ``hub.json``'s ``guards`` and the
 environment (``Hub._pipeline``); with none configured the list is empty and a call costs one loop.
 
+Steps, outermost first:
+  1. telemetry (``pipeline/telemetry.py``): the call's span, its metrics, ToolCallRequested and
+     ToolExecutionFinished on the event bus; always there, spans only when OTEL_* say where.
+
 The steps do not import each other; each is its own module of this package. What a step learns about
 a call that others (the audit row, telemetry) want goes in ``call.notes``.
 """
