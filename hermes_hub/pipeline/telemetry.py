@@ -12,6 +12,7 @@ host's request span; the downstream request the SDK makes inside it passes the t
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 
 import anyio
 import mcp.types as types
@@ -20,7 +21,9 @@ from hermes_hub.events import Bus, ToolCallRequested, ToolExecutionFinished
 from hermes_hub.pipeline import Call, Result, Send
 from hermes_hub.telemetry import semconv as sc
 from hermes_hub.telemetry.metrics import Metrics
-from hermes_hub.telemetry.tracing import span
+from hermes_hub.telemetry.tracing import enabled, span
+
+_NO_SPAN = nullcontext()  # spans not exported: not even their attributes are built
 
 
 class Telemetry:
@@ -34,7 +37,7 @@ class Telemetry:
         outcome = "error"
         started = time.perf_counter()
         try:
-            with span(f"execute_tool {call.tool}", _attributes(call)) as current:
+            with span(f"execute_tool {call.tool}", _attributes(call)) if enabled() else _NO_SPAN as current:
                 result = await proceed()
                 if isinstance(result, types.InputRequiredResult):
                     outcome = "input_required"
