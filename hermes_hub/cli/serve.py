@@ -31,8 +31,13 @@ _HAS_UVLOOP = importlib.util.find_spec("uvloop") is not None  # optional; measur
 def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port: int | None, quiet: bool) -> None:
     """Serve the hub over streamable HTTP (default) or stdio."""
     from hermes_hub.hub import Hub
+    from hermes_hub.telemetry.tracing import configure
 
     setup_logging(not quiet)
+    # Spans over OTLP only when OTEL_* say where (docs/telemetry.md); decided before the hub is built, whose
+    # servers keep the SDK's own request spans only then. ``stop_tracing`` flushes what is still batched.
+    if (stop_tracing := configure()) is not None:
+        atexit.register(stop_tracing)
     try:
         hub = Hub.from_file(config)  # reloads the file on SIGHUP and whenever it changes
     except ConfigError as e:
@@ -40,10 +45,6 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     cfg = hub.config
     if toolset is not None and toolset not in cfg.toolsets:
         fail(f"no toolset '{toolset}' in {config}; toolsets: {', '.join(cfg.toolsets) or 'none'}", 2)
-    from hermes_hub.telemetry.tracing import configure
-
-    if (stop_tracing := configure()) is not None:  # spans over OTLP only when OTEL_* say where (docs/telemetry.md)
-        atexit.register(stop_tracing)  # flushes what is still batched
     if stdio:
         from hermes_hub.serving.stdio import serve_stdio
 

@@ -33,7 +33,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from hermes_hub.aggregation import apps
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
-from hermes_hub.sdk import host_connection
+from hermes_hub.sdk import host_connection, without_request_spans
+from hermes_hub.telemetry.tracing import enabled as spans_exported
 from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.surface import Surface
 
@@ -281,4 +282,6 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
     server.middleware.append(CacheHints(catalog, identify))  # outside the memo: hints are per request
     server.middleware.append(ListingMemo(catalog, identify))
+    if not spans_exported():  # no-op spans still cost (sdk.py); tracing is configured before the hub is built
+        without_request_spans(server)
     return server

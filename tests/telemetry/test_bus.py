@@ -99,3 +99,12 @@ def test_the_grafana_dashboard_reads_only_metrics_the_hub_exports():
                 "hermes_server_restarts_total", "hermes_queue_jobs", "hermes_agent_runs_total",
                 "hermes_model_tokens_total", "hermes_approvals_waiting", "hermes_event_drops_total"}
     assert used <= exported, used - exported
+
+
+def test_without_exported_spans_the_hubs_servers_make_no_request_spans_at_all():
+    from hermes_hub.config import parse_config
+    from hermes_hub.hub import Hub
+
+    hub = Hub(parse_config({"mcpServers": {}}))  # not entered: only its servers are looked at
+    for endpoint in hub.endpoints.values():
+        assert "OpenTelemetryMiddleware" not in {type(m).__name__ for m in endpoint.server.middleware}
