@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp import Client, StdioServerParameters
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.applications import Starlette
@@ -22,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.support import PROJECT, as_user, serve_asgi, serve_process, until
+from tests.support import PROJECT, as_user, hub_env, serve_asgi, serve_process, until
 
 pytestmark = pytest.mark.anyio
 ADMIN_TOKEN = "alice-admin-token-0123456789abcdef"
@@ -35,6 +36,7 @@ class Receiver:
 
     def __init__(self) -> None:
         self.spans: list[dict[str, Any]] = []
+        self.url = ""
 
     def app(self, base: str) -> Starlette:
         async def traces(request: Request) -> Response:
@@ -85,6 +87,7 @@ async def hub(tmp_path_factory):
     }
     receiver = Receiver()
     async with serve_asgi(receiver.app) as otlp:
+        receiver.url = otlp
         with pytest.MonkeyPatch.context() as env:  # the served hub inherits them
             env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp)
             env.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")  # ms: spans leave quickly
@@ -120,6 +123,22 @@ async def test_one_trace_spans_the_host_the_hub_and_the_downstream_server(hub):
     send = by_name["MCP send tools/call seen"]  # the downstream request, the parent the server was told
     assert send["kind"] == "CLIENT" and send["parent"] == tool["span_id"] and send["span_id"] == passed_on
     assert {s["service"] for s in spans} == {"hub-under-test"}
+
+
+async def test_a_stdio_hosts_traceparent_is_continued_too_where_the_call_lane_would_take_the_call(hub):
+    served, receiver = hub
+    header, trace_id, host_span = traceparent()
+    env = {**hub_env(), "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    params = StdioServerParameters(command=sys.executable, cwd=str(PROJECT), env=env,
+                                   args=["-m", "hermes_hub", "serve", "--stdio", "--config", str(served.config)])
+    async with Client(params) as host:  # a 2026-07-28 host: its calls would take the hub's stdio call lane
+        result = await host.call_tool("traced_seen", {}, meta={"traceparent": header})
+        assert result.content[0].text.split("-")[1] == trace_id
+        spans = await until(lambda: {s["name"] for s in receiver.of(trace_id)} >= {
+            "tools/call traced_seen", "execute_tool traced_seen", "MCP send tools/call seen"}, timeout=30)
+    assert spans
+    request = next(s for s in receiver.of(trace_id) if s["name"] == "tools/call traced_seen")
+    assert request["parent"] == host_span
 
 
 async def test_an_agent_run_is_a_span_with_its_model_requests_and_their_token_usage(hub):
