@@ -91,6 +91,11 @@ class AuditWriter:
         self._pending.append(row)
         self._wake.set()
 
+    @property
+    def pending(self) -> int:
+        """Rows submitted and not written yet (a queue depth in /metrics)."""
+        return len(self._pending)
+
     async def flush(self) -> None:
         async with self._lock:
             batch, self._pending = self._pending, []

@@ -11,6 +11,8 @@ on another minor version, and on a private SDK name used anywhere else in the hu
 5. ``session_user`` and ``SESSION_LOGGERS``: the streamable-HTTP session manager's owner check,
    fed through ``scope["user"]``, and the names of the SDK loggers that write session ids (used by
    ``upstream/ownership.py``).
+6. ``without_request_spans``: the SDK's own OpenTelemetry server middleware taken off a server when
+   no spans are exported (``telemetry/tracing.py``).
 
 Each has its own docstring: what it touches, why (the measurement or behaviour), and what breaks.
 Only the standard library and ``mcp`` are imported here, so downstream/ and upstream/ both may use it.
@@ -30,6 +32,7 @@ from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.runner import _has_modern_envelope
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -198,3 +201,11 @@ def session_user(principal: str) -> AuthenticatedUser:
     ``tests/security/test_session_binding.py``.
     """
     return AuthenticatedUser(AccessToken(token="", client_id=principal, scopes=[]))
+
+
+def without_request_spans(server: Any) -> None:
+    """Take the SDK's ``OpenTelemetryMiddleware`` (private module ``mcp.server._otel``, on by default in
+    ``Server.middleware``) off ``server``. With no tracer provider it makes no-op spans, yet it still
+    cost the hub ~5% of its CPU per proxied HTTP call (py-spy, ``bench/profile_hub --transport http``,
+    issue 22). Breaks if the class moves: the import above fails at start."""
+    server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]

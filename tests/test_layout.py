@@ -28,7 +28,7 @@ MAX_LINES = 400
 LAYERS: list[set[str]] = [
     {"errors"},
     {"masking", "sdk", "call", "config"},  # vocabulary every layer speaks
-    {"bridge"},  # a call that outlives the host's request (input rounds), used by downstream and the agent's tool
+    {"bridge", "events", "telemetry"},  # a call that outlives the host's request (input rounds), used by downstream and the agent's tool; the event bus; spans and metrics
     {"storage"},
     {"identity", "sessions", "audit", "throttle", "vault"},  # domain services on the store
     {"models"},  # model providers: for the agent, memory, summaries and `check`

@@ -54,6 +54,7 @@ from hermes_hub.agent.delegation import Delegates, Depth, handlers
 from hermes_hub.agent.gate import RunGate
 from hermes_hub.agent.instructions import render
 from hermes_hub.agent.planning import Planner
+from hermes_hub.agent.observer import Observer
 from hermes_hub.agent.profiles import Profile
 from hermes_hub.agent.prompts import PromptLog
 from hermes_hub.agent.routing import Router
@@ -63,6 +64,7 @@ from hermes_hub.aggregation import apps
 from hermes_hub.aggregation.catalog import ORIGIN_META, Catalog
 from hermes_hub.call import CallContext
 from hermes_hub.errors import HubError
+from hermes_hub.events import Bus
 from hermes_hub.masking import MASKER, Masker
 from hermes_hub.memory import Memories
 from hermes_hub.memory.working import WorkingMemory
@@ -116,7 +118,7 @@ class Agent:
                  artifacts: Artifacts | None = None, artifact_reader: str | None = None,
                  gate: RunGate | None = None,
                  budget: Callable[[str, int], Awaitable[str | None]] | None = None,
-                 profiles: Callable[[str], Profile] | None = None) -> None:
+                 profiles: Callable[[str], Profile] | None = None, events: Bus | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
@@ -127,6 +129,7 @@ class Agent:
         self.gate = gate  # the hub's limit on runs at once (agent.max_concurrent); None: no limit
         self.budget = budget  # guards.limits tokens_per_day: counts a reply's tokens, says when the day's are spent
         self.profiles = profiles  # a profile by name, for delegates (issue 21); None: no delegation
+        self.events = events  # the hub's event bus (hermes_hub.events): the run's events go there
 
     async def run(self, task: str, profile: Profile, ctx: CallContext, *, session_id: str | None = None) -> RunResult:
         model = self.model_for(profile) if self.model_for is not None else self.model
@@ -160,23 +163,25 @@ class Agent:
             run.event("delegated", parent_run_id=depth.parent, depth=depth.level)
         started_at = utcnow()
         ctx = ctx.replace(session_id=session_id, run_id=run.run_id)  # the audit rows of its calls name the run
-        async with self.sessions.lock(uid, session_id) as lease:
-            transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
-            try:
-                await self._rounds(task, profile, ctx, run, transcript, model, depth)
-            except anyio.get_cancelled_exc_class():
-                run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
-                raise
-            finally:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    run.answer = run.answer or "The run failed before it finished."
-                    transcript.append({"role": "assistant", "content": run.answer})
-                    for m in transcript:
-                        m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
-                    await self.sessions.append_many(uid, session_id, transcript, lease=lease)
-                    await self._keep(run, profile, task, uid, started_at)
-                    await self._fold_later(uid, session_id, profile)
-            await remember_working(self.memories, self.summaries, uid, session_id, transcript)
+        observer = Observer(self.events, run.run_id, uid)
+        with observer.running(profile.name, session_id, self.masker.text(task, limit=2000), run):
+            async with self.sessions.lock(uid, session_id) as lease:
+                transcript: list[dict[str, Any]] = [{"role": "user", "content": task}]
+                try:
+                    await self._rounds(task, profile, ctx, run, transcript, model, depth, observer)
+                except anyio.get_cancelled_exc_class():
+                    run.stop_reason, run.answer = "cancelled", "The run was cancelled before it finished."
+                    raise
+                finally:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                        run.answer = run.answer or "The run failed before it finished."
+                        transcript.append({"role": "assistant", "content": run.answer})
+                        for m in transcript:
+                            m["metadata"] = {**(m.get("metadata") or {}), "run_id": run.run_id}
+                        await self.sessions.append_many(uid, session_id, transcript, lease=lease)
+                        await self._keep(run, profile, task, uid, started_at)
+                        await self._fold_later(uid, session_id, profile)
+                await remember_working(self.memories, self.summaries, uid, session_id, transcript)
         return run
 
     async def _child(self, task: str, profile: Profile, ctx: CallContext, depth: Depth) -> RunResult:
@@ -208,7 +213,7 @@ class Agent:
             log.exception("could not ask for a summary of session %s", session_id)
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
-                      transcript: list[dict[str, Any]], model: Provider, depth: Depth) -> None:
+                      transcript: list[dict[str, Any]], model: Provider, depth: Depth, observer: Observer) -> None:
         uid = ctx.caller.user_id
         session = await self.sessions.get(uid, run.session_id)
         # issue 20 (context): background for the task and what the session is about, above the floor
@@ -276,6 +281,7 @@ class Agent:
         calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None,
                             handlers(delegates, ctx, within)), profile, ctx, run, by_name)
         estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
+        observer.context("assembled", estimate)
         for round_no in range(1, profile.max_rounds + 1):
             run.rounds = round_no
             await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
@@ -283,7 +289,8 @@ class Agent:
             prompt = prompts.request(system, messages, specs)  # at request time: also a request that fails
             asked = time.perf_counter()
             try:
-                reply = await ask(model, messages, system, specs, profile)  # the profile's settings
+                with observer.asking(round_no, model.name) as request:
+                    reply = request.reply = await ask(model, messages, system, specs, profile)  # the profile's settings
             except ProviderError as e:
                 error = self.masker.text(str(e))  # a provider's message may quote what it was sent
                 run.event("request", round=round_no, provider=model.name, error=error, messages=len(messages),
@@ -307,11 +314,13 @@ class Agent:
                     "request", round=round_no, provider=model.name, **{k: self.masker.text(v) if k == "error" else v
                                                                       for k, v in f.items()}))
                 if more is not None:
+                    observer.replied(round_no, model.name, more)
                     run.input_tokens += more.usage.input_tokens
                     run.output_tokens += more.usage.output_tokens
                 run.stop_reason = "length" if cut else "declined" if declined else "answered"
                 return
             messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
+            observer.planned(round_no, [c.name for c in reply.tool_calls])
             estimate += tokens(reply.text) + sum(tokens(json.dumps(c.arguments)) for c in reply.tool_calls)
             transcript.append({"role": "assistant", "content": reply.text,
                                "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
@@ -349,6 +358,7 @@ class Agent:
                 except ProviderError as e:  # the plan stays as it was; the run goes on
                     run.event("plan_revision", round=round_no, error=self.masker.text(str(e)))
                 system = f"{base}\n\n{planner.facts()}"
+            observer.context("tool_results", estimate)
             if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
                 run.stop_reason = "repeated_results"
                 run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "

@@ -14,6 +14,7 @@ from hermes_hub.cli.catalog import call, prompt, prompts, read, resources, serve
 from hermes_hub.cli.chat import chat_cmd
 from hermes_hub.cli.checks import check
 from hermes_hub.cli.evaluate import eval_cmd
+from hermes_hub.cli.events import events_cmd
 from hermes_hub.cli.install import import_cmd, install
 from hermes_hub.cli.login import login, logout
 from hermes_hub.cli.memory import memory
@@ -33,7 +34,7 @@ def main() -> None:
 
 for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
                 token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
-                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules):
+                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules, events_cmd):
     main.add_command(command)
 tools.add_command(pin)  # `hermes-hub tools pin [SERVER]`, `tools approve NAME|SERVER`
 tools.add_command(approve)

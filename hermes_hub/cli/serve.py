@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import sys
@@ -30,8 +31,13 @@ _HAS_UVLOOP = importlib.util.find_spec("uvloop") is not None  # optional; measur
 def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port: int | None, quiet: bool) -> None:
     """Serve the hub over streamable HTTP (default) or stdio."""
     from hermes_hub.hub import Hub
+    from hermes_hub.telemetry.tracing import configure
 
     setup_logging(not quiet)
+    # Spans over OTLP only when OTEL_* say where (docs/telemetry.md); decided before the hub is built, whose
+    # servers keep the SDK's own request spans only then. ``stop_tracing`` flushes what is still batched.
+    if (stop_tracing := configure()) is not None:
+        atexit.register(stop_tracing)
     try:
         hub = Hub.from_file(config)  # reloads the file on SIGHUP and whenever it changes
     except ConfigError as e:

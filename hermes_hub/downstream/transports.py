@@ -34,6 +34,7 @@ from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.http_status import StatusAware
 from hermes_hub.downstream.interpreter import bundled_demo
+from hermes_hub.downstream.keepalive import KeepAlive
 from hermes_hub.downstream.oauth import GrantAuth, signs_in
 
 log = logging.getLogger("hermes_hub.downstream")
@@ -85,6 +86,11 @@ def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link, *, 
     return _remote(cfg, link, auth)
 
 
+# Keep every connection that concurrent calls opened (httpx keeps 20 by default), and make them reusable
+# (``keepalive``): else each tool call to an HTTP server opened a TCP connection (issue 22).
+KEEP_ALIVE = httpx2.Limits(max_connections=100, max_keepalive_connections=100)
+
+
 @asynccontextmanager
 async def _remote(cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None) -> AsyncIterator[tuple]:
     assert cfg.url
@@ -94,7 +100,7 @@ async def _remote(cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None
 
     http = httpx2.AsyncClient(headers=cfg.headers, auth=auth, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
                               event_hooks={"response": [note_session]},
-                              transport=StatusAware(httpx2.AsyncHTTPTransport()))
+                              transport=StatusAware(KeepAlive(httpx2.AsyncHTTPTransport(limits=KEEP_ALIVE))))
     async with http:
         transport = sse_client(cfg.url, headers=cfg.headers, auth=auth) if cfg.transport == "sse" else (
             streamable_http_client(cfg.url, http_client=http)

@@ -45,6 +45,7 @@ from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.hub.parts import Parts
+from hermes_hub.events import Bus
 from hermes_hub.hub.reports import Reports
 from hermes_hub.hub.scheduling import Scheduling
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, local_user_name
@@ -54,8 +55,10 @@ from hermes_hub.pipeline.approval import ApprovalStep, Rules
 from hermes_hub.pipeline.approvals import Approvals
 from hermes_hub.pipeline.limits import Limits
 from hermes_hub.pipeline.mask import masking_steps
+from hermes_hub.pipeline.telemetry import Telemetry
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
+from hermes_hub.telemetry.metrics import Metrics
 from hermes_hub.toolsets.search import ToolIndex
 from hermes_hub.toolsets.view import Scope, View
 from hermes_hub.upstream.endpoint import Endpoint
@@ -112,6 +115,7 @@ class Hub(Parts, Reports):
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
+        self.events, self.metrics = Bus(), Metrics()  # issue 22: the event bus; /metrics (telemetry)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.approvals = Approvals(lambda: self.store, self.audit_action, self.masker)  # guards.approve's book
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit,
@@ -163,7 +167,7 @@ class Hub(Parts, Reports):
         prefix, sep = self.config.hub.prefix, self.config.hub.separator
         own = f"{prefix}{sep}agent" if prefix else "agent_run"
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
-                     model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(),
+                     model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(), events=self.events,
                      artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate,
                      budget=self.limits.spend, profiles=lambda name: resolve(self.config, name))  # delegates (issue 21)
 
@@ -221,7 +225,7 @@ class Hub(Parts, Reports):
 
     def _pipeline(self, config: HubConfig) -> list[Step]:
         """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
-        steps: list[Step] = []
+        steps: list[Step] = [Telemetry(self.events, self.metrics)]  # 1. the call's span, metrics, events
         self.limits = Limits(config.guards.limits, lambda: self.store if self._services else None)
         steps += [self.limits] if config.guards.limits else []  # 2. calls a minute, at once, agent tokens a day
         if config.guards.approve is not None:  # 3. approval: a person's yes before the call
@@ -324,6 +328,7 @@ class Hub(Parts, Reports):
             loops.start_soon(self._prune_loop)
             if self.fires:
                 self.scheduling.start(loops)
+            loops.start_soon(self.metrics.follow, self.events)
             self._warm.set()
             loops.start_soon(self._warm_loop)
             if self.config_path is not None:

@@ -14,6 +14,8 @@ environment (``Hub._pipeline``); with none configured the list is empty and a ca
 
 The steps, outermost first (each a module of this package):
 
+- ``telemetry``: always there, the call's span (exported only when ``OTEL_*`` say where), its metrics,
+  and ``ToolCallRequested`` / ``ToolExecutionFinished`` on the event bus (``hermes_hub.events``).
 - ``limits``: ``guards.limits``, calls a minute, calls at once and the agent's model tokens a day, per
   user, tool glob and server, counted in the store so replicas share them; a call over one gets a tool
   error naming the limit and its reset.

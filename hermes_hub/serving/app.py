@@ -26,6 +26,7 @@ from hermes_hub.upstream.exposure import Exposure, HostCheck
 from hermes_hub.upstream.gate import JsonRpcGate
 from hermes_hub.upstream.ownership import SessionOwner
 from hermes_hub.web import status_routes
+from hermes_hub.web.telemetry import telemetry_routes
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -61,6 +62,7 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
                          public_url=cfg.hub.public_url, issuer=cfg.auth.issuer, name=cfg.hub.name)
     app = Starlette(
         routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, exposure, throttle), *oauth,
+                *telemetry_routes(hub, exposure, throttle),
                 *toolset_routes, Mount("/", app=mcp_app)],
         lifespan=lifespan,
     )

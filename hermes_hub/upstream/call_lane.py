@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
 from hermes_hub.errors import HubError
 from hermes_hub.sdk import has_modern_envelope  # the SDK's own era test (private; see sdk.py)
+from hermes_hub.telemetry.tracing import enabled as spans_exported
 from hermes_hub.upstream.surface import Surface
 from hermes_hub.upstream.task_protocol import EXTENSION_ID as TASKS_EXTENSION
 
@@ -95,6 +96,8 @@ class CallLane:
         if params.get("inputResponses") is not None or params.get("requestState") is not None:
             return None
         if self.server.cache_hints.get("tools/call") is not None or msg.id in self.in_flight:
+            return None
+        if spans_exported():  # the SDK's path makes the request's span and continues the host's traceparent
             return None
         route = classify_inbound_request({"method": msg.method, "params": params})
         if isinstance(route, InboundLadderRejection):

@@ -32,7 +32,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from hermes_hub.aggregation import apps
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
-from hermes_hub.sdk import host_connection
+from hermes_hub.sdk import host_connection, without_request_spans
+from hermes_hub.telemetry.tracing import enabled as spans_exported
 from hermes_hub.upstream.hints import CacheHints
 from hermes_hub.upstream.listening import Listening
 from hermes_hub.upstream.surface import Surface
@@ -307,4 +308,6 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
     if tasks is not None:  # innermost: a task's call runs the rest of the pipeline as any call does
         server.holds_tasks = True
         TaskProtocol(tasks, identify, catalog.task_support).install(server)
+    if not spans_exported():  # no-op spans still cost (sdk.py); tracing is configured before the hub is built
+        without_request_spans(server)
     return server
