@@ -29,8 +29,11 @@ serve-stdio: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(BIN)/hermes-hub check hub.json
 
+# the suite runs in parallel workers, a test file per worker (its module fixtures stay shared); most of
+# the time goes into waiting on the hubs and servers the tests start, so 3 workers pay off even on 2 cores
+WORKERS ?= 3
 test: $(VENV)/.installed interop/.installed
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench

@@ -346,19 +346,21 @@ def test_resources_lists_resources_and_templates_with_their_server(notes_config)
 
     assert result.exit_code == 0
     assert lines(result.stdout) == [
-        "URI                                   SERVER  NAME",
-        "hub://hermes/status                   hermes  hub_status",
-        "hub://hermes/sessions                 hermes  sessions",
-        "hub://hermes/memory                   hermes  memory",
-        "hub://hermes/audit                    hermes  audit",
-        "hub://hermes/documents                hermes  documents",
-        "notes://notes/note/groceries          notes   groceries",
-        "hub://hermes/sessions/{session_id}    hermes  session transcript (template)",
-        "hub://hermes/memory/{memory_id}       hermes  memory (template)",
-        "hub://hermes/traces/{run_id}          hermes  agent run trace (template)",
-        "hub://hermes/artifacts/{artifact_id}  hermes  agent artifact (template)",
-        "hub://hermes/documents/{document_id}  hermes  document (template)",
-        "notes://notes/note/{id}               notes   note (template)",
+        "URI                                         SERVER  NAME",
+        "hub://hermes/status                         hermes  hub_status",
+        "hub://hermes/sessions                       hermes  sessions",
+        "hub://hermes/memory                         hermes  memory",
+        "hub://hermes/audit                          hermes  audit",
+        "hub://hermes/inbox                          hermes  inbox",
+        "hub://hermes/documents                      hermes  documents",
+        "notes://notes/note/groceries                notes   groceries",
+        "hub://hermes/sessions/{session_id}          hermes  session transcript (template)",
+        "hub://hermes/sessions/{session_id}/working  hermes  session working memory (template)",
+        "hub://hermes/memory/{memory_id}             hermes  memory (template)",
+        "hub://hermes/traces/{run_id}                hermes  agent run trace (template)",
+        "hub://hermes/artifacts/{artifact_id}        hermes  agent artifact (template)",
+        "hub://hermes/documents/{document_id}        hermes  document (template)",
+        "notes://notes/note/{id}                     notes   note (template)",
     ]
 
 

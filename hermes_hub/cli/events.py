@@ -13,7 +13,6 @@ from typing import Any
 
 import anyio
 import click
-import httpx2
 
 from hermes_hub.cli.command import fail
 
@@ -50,6 +49,8 @@ def events_cmd(follow: bool, run_id: str | None, user: str | None, url: str | No
 
 
 async def _print(url: str, params: dict[str, str], headers: dict[str, str], as_json: bool) -> None:
+    import httpx2  # here: loading the command line stays light (tests/test_package.py)
+
     timeout = httpx2.Timeout(10.0, read=None)  # a quiet stream is fine: the hub sends a comment every 15 s
     async with httpx2.AsyncClient(timeout=timeout) as client:
         try:

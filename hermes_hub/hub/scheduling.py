@@ -22,7 +22,7 @@ class Scheduling:
         self.hub = hub
         self.clock = clock_from_env()  # the real clock, or HERMES_FAKE_NOW's (a test seam); tests may swap it
         self.inbox = Inbox(secret=lambda: hub_secret(hub.vault), webhook_of=self.webhook_of, modern=self.modern)
-        self.book = Schedules(lambda: hub.store, lambda: hub.config, self.clock, self._session, self.trace_uri)
+        self.book = Schedules(lambda: hub.store, lambda: hub.config, self.clock, self.new_session, self.trace_uri)
         self.scheduler: Scheduler | None = None
         hub.builtins.add(*schedule_items(lambda: self.book, lambda: self.inbox))
 
@@ -51,7 +51,7 @@ class Scheduling:
         roles = {t.role for t in self.hub.config.auth.tokens if t.user == user_id}
         return None if not roles else (ADMIN if roles == {ADMIN} else "user")
 
-    async def _session(self, user_id: str, session_id: str) -> object:
+    async def new_session(self, user_id: str, session_id: str) -> object:
         return await self.hub.sessions.get(user_id, session_id)
 
     def start(self, loops: Any) -> Scheduler:

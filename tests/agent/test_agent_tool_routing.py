@@ -55,7 +55,7 @@ async def test_past_max_tools_a_run_offers_the_tools_found_for_its_task_and_can_
 
 
 async def test_within_max_tools_a_run_offers_every_allowed_tool(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path, max_tools=40)) as hub:
+    async with Hub.from_file(write_hub(tmp_path, max_tools=60)) as hub:
         assert await hub.wait_settled(30)
         async with Client(hub.server, mode="legacy") as host:
             with anyio.fail_after(60):

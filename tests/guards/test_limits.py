@@ -129,11 +129,15 @@ async def test_two_replicas_on_one_postgresql_share_a_limit(pg_server, tmp_path)
                 async with anyio.create_task_group() as tg:
                     held: list[Any] = []
 
-                    async def hold() -> None:
-                        held.append(await on_a.call_tool("records_wait", {"seconds": 10}))
+                    async def hold() -> None:  # until it holds the unit (b's probe may hold it for an instant)
+                        async def take() -> Any:
+                            r = await on_a.call_tool("records_wait", {"seconds": 10})
+                            return None if r.is_error and "reached" in text(r) else r
+                        held.append(await until(take, 40, every=0.1))
                     tg.start_soon(hold)
 
                     async def refused_on_b() -> Any:
+                        assert not held, f"the call holding the unit ended first: {held}"
                         r = await on_b.call_tool("records_wait", {"seconds": 0})
                         return r if r.is_error else None
                     refused = await until(refused_on_b, 40, every=0.2)

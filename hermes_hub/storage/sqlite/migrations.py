@@ -19,6 +19,7 @@ from hermes_hub.storage.sqlite.approvals import m016_approvals
 from hermes_hub.storage.sqlite.audit import m017_audit_call_ids
 from hermes_hub.storage.sqlite.counters import m018_limit_counters
 from hermes_hub.storage.sqlite.eval_cases import m019_eval_cases
+from hermes_hub.storage.sqlite.oauth import m013_oauth
 from hermes_hub.storage.sqlite.documents import m021_documents
 from hermes_hub.storage.sqlite.pins import m014_tool_pins
 from hermes_hub.storage.sqlite.schedules import m020_schedules
@@ -302,43 +303,6 @@ def m011_status_logins(db: Connection) -> None:
             created_at REAL NOT NULL,
             seen_at    REAL NOT NULL
         )""")
-
-
-def m013_oauth(db: Connection) -> None:
-    # The hub as an OAuth authorization server for hosts: clients that registered (RFC 7591) or were
-    # read from their metadata document, what a person approved (grants), and the flow's secrets as
-    # hashes only (pending requests, codes, access and refresh tokens), shared by every replica.
-    db.execute("""
-        CREATE TABLE oauth_clients (
-            client_id  TEXT PRIMARY KEY,
-            info       TEXT NOT NULL,
-            created_at REAL NOT NULL
-        )""")
-    db.execute("""
-        CREATE TABLE oauth_grants (
-            id          TEXT PRIMARY KEY,
-            user_id     TEXT NOT NULL,
-            role        TEXT NOT NULL,
-            client_id   TEXT NOT NULL,
-            client_name TEXT NOT NULL,
-            resource    TEXT NOT NULL,
-            scopes      TEXT NOT NULL,
-            created_at  REAL NOT NULL,
-            revoked_at  REAL
-        )""")
-    db.execute("CREATE INDEX oauth_grants_by_user ON oauth_grants (user_id, created_at)")
-    db.execute("""
-        CREATE TABLE oauth_tokens (
-            token_hash TEXT PRIMARY KEY,
-            kind       TEXT NOT NULL CHECK (kind IN ('request', 'code', 'access', 'refresh')),
-            grant_id   TEXT REFERENCES oauth_grants (id) ON DELETE CASCADE,
-            client_id  TEXT NOT NULL,
-            data       TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            expires_at REAL NOT NULL,
-            used_at    REAL
-        )""")
-    db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [

@@ -12,6 +12,43 @@ from hermes_hub.storage.rows import GRANT_COLS, OAUTH_TOKEN_COLS, grant_record, 
 Connection = Any
 
 
+def m013_oauth(db: Connection) -> None:
+    # The hub as an OAuth authorization server for hosts: clients that registered (RFC 7591) or were
+    # read from their metadata document, what a person approved (grants), and the flow's secrets as
+    # hashes only (pending requests, codes, access and refresh tokens), shared by every replica.
+    db.execute("""
+        CREATE TABLE oauth_clients (
+            client_id  TEXT PRIMARY KEY,
+            info       TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE oauth_grants (
+            id          TEXT PRIMARY KEY,
+            user_id     TEXT NOT NULL,
+            role        TEXT NOT NULL,
+            client_id   TEXT NOT NULL,
+            client_name TEXT NOT NULL,
+            resource    TEXT NOT NULL,
+            scopes      TEXT NOT NULL,
+            created_at  REAL NOT NULL,
+            revoked_at  REAL
+        )""")
+    db.execute("CREATE INDEX oauth_grants_by_user ON oauth_grants (user_id, created_at)")
+    db.execute("""
+        CREATE TABLE oauth_tokens (
+            token_hash TEXT PRIMARY KEY,
+            kind       TEXT NOT NULL CHECK (kind IN ('request', 'code', 'access', 'refresh')),
+            grant_id   TEXT REFERENCES oauth_grants (id) ON DELETE CASCADE,
+            client_id  TEXT NOT NULL,
+            data       TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            used_at    REAL
+        )""")
+    db.execute("CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens (expires_at)")
+
+
 def add_oauth_client(db: Connection, client_id: str, info: str, at: datetime) -> None:
     db.execute("INSERT INTO oauth_clients (client_id, info, created_at) VALUES (?, ?, ?) "
                "ON CONFLICT (client_id) DO UPDATE SET info = excluded.info", (client_id, info, ts(at)))
