@@ -219,9 +219,18 @@ def _hub_ready(r: httpx2.Response) -> bool:
     return True
 
 
+# `--guards`: the hub under test masks every result with all six detectors and counts every call against
+# a limit a minute and one at once (limits no bench call reaches), so the pipeline's steps all run
+GUARDS = {"mask": {}, "limits": [{"name": "bench", "calls_per_minute": 10_000_000, "concurrent": 100_000}]}
+WITH_GUARDS = False
+
+
 def write_hub_config(tmp: Path, name: str, server: dict[str, Any]) -> Path:
     path = tmp / f"{name}.json"
-    path.write_text(json.dumps({"mcpServers": {"echo": server}, "hub": {"name": f"bench-{name}"}}))
+    doc: dict[str, Any] = {"mcpServers": {"echo": server}, "hub": {"name": f"bench-{name}"}}
+    if WITH_GUARDS:
+        doc["guards"] = GUARDS
+    path.write_text(json.dumps(doc))
     return path
 
 
@@ -614,9 +623,12 @@ def main(argv: list[str] | None = None) -> None:
 
     p = argparse.ArgumentParser(prog="python -m bench.proxy", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer calls, for a smoke run")
+    p.add_argument("--guards", action="store_true", help="the hub masks every result and counts every call (guards)")
     p.add_argument("sections", nargs="*", choices=[*SECTIONS, []], metavar="SECTION",
                    help=f"only these ({', '.join(SECTIONS)}); default all")
     args = p.parse_args(argv)
+    global WITH_GUARDS
+    WITH_GUARDS = args.guards
     anyio.run(run, args.quick, sys.stdout, tuple(args.sections) or tuple(SECTIONS))
 
 
