@@ -218,10 +218,10 @@ async def test_events_follow_shows_a_user_their_own_calls_only(hub):
         async with anyio.create_task_group() as tg:
             tg.start_soon(read)
             async with as_user(served.url, ADMIN_TOKEN) as admin, as_user(served.url, BOB_TOKEN) as bob:
-                async def seen_own() -> bool:  # bob calls until his follower is up and has seen his call
+                async def seen_own() -> bool:  # bob calls until his follower has seen one call whole
                     await admin.call_tool("traced_seen", {})
                     await bob.call_tool("traced_seen", {})
-                    return any(e["type"] == "ToolExecutionFinished" for e in lines)
+                    return bool(whole_calls(lines))
                 await until(seen_own, timeout=30, every=0.2)
             follower.terminate()
     finally:
@@ -229,10 +229,16 @@ async def test_events_follow_shows_a_user_their_own_calls_only(hub):
         follower.wait(10)
         follower.stdout.close()  # type: ignore[union-attr]
     assert {e["user_id"] for e in lines} == {"bob"}
-    finished = next(e for e in lines if e["type"] == "ToolExecutionFinished")
+    requested, finished = whole_calls(lines)[0]  # (the follower may have come in mid-way through an earlier one)
     assert finished["tool"] == "traced_seen" and finished["outcome"] == "ok" and finished["server"] == "traced"
-    requested = next(e for e in lines if e["type"] == "ToolCallRequested" and e["call_id"] == finished["call_id"])
     assert requested["seq"] < finished["seq"]
+
+
+def whole_calls(events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(ToolCallRequested, ToolExecutionFinished) of each call whose both events are in ``events``."""
+    asked = {e["call_id"]: e for e in events if e["type"] == "ToolCallRequested"}
+    return [(asked[e["call_id"]], e) for e in events
+            if e["type"] == "ToolExecutionFinished" and e["call_id"] in asked]
 
 
 async def test_a_runs_whole_event_stream_is_pulled_by_its_id(hub):
