@@ -20,7 +20,7 @@ from tests.agent import vendors
 from tests.agent.vendors import FakeVendor, served
 from tests.support import PROJECT, free_port
 
-KEY = "sk-test-Zq81secretvalue-4242"
+KEY = "sk-test-Zq81secretvalue-wxQv"
 FAST = {"retry-after-ms": "5"}  # the SDKs honour it, so retries in tests take milliseconds
 
 

@@ -60,10 +60,10 @@ async def test_each_user_calls_through_their_own_grant_and_one_without_is_told_t
     protected = Protected()
     async with serving(protected) as url, serve_process(hub_config(tmp_path, url), tmp_path) as served:
         tokens = {user: await token_of(served, user) for user in ("alice", "bob", "carol")}
+        assert not await listed(served.url, tokens["carol"])  # nobody has signed in yet: no list to learn from
         for user in ("alice", "bob"):  # each signs in at the CRM as their own account
             code, out = await cli(served, "login", "crm", "--user", user, "--timeout", "20", account=f"{user}@crm")
             assert code == 0 and f"for user '{user}'" in out, out
-        assert not await listed(served.url, tokens["carol"])  # nobody had signed in when the hub started
         await until(lambda: listed(served.url, tokens["carol"]), timeout=30, every=0.25)
         assert await account(served.url, tokens["alice"]) == (False, "account of alice@crm")
         assert await account(served.url, tokens["bob"]) == (False, "account of bob@crm")
