@@ -25,7 +25,7 @@ def site(base: str) -> Starlette:
         return HTMLResponse(PAGE)
 
     async def slow(request: Any) -> Response:
-        await anyio.sleep(30)  # longer than docs.timeout; the server is torn down after the test
+        await anyio.Event().wait()  # never answers: docs.timeout must end the read (torn down after the test)
         return HTMLResponse(PAGE)
 
     return Starlette(routes=[
