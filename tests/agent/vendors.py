@@ -18,6 +18,8 @@ from starlette.routing import Route
 
 from tests.support import serve_asgi
 
+JUDGE_OPENING = "You maintain the long-term memory of one person"  # the memory judge's system prompt
+
 
 @dataclass
 class Received:
@@ -32,6 +34,10 @@ class FakeVendor:
     path: str  # "/v1/chat/completions" or "/v1/messages"
     queue: list[tuple[int, dict[str, Any], dict[str, str], float]] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
+    # answer the hub's memory judge (which asks the same vendor in the background, whenever its queue
+    # finds new messages) with "nothing to remember", outside the queue and ``received``
+    quiet_judge: bool = False
+    judged: int = 0
 
     def answer(self, body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None,
                times: int = 1, delay: float = 0) -> None:
@@ -39,7 +45,12 @@ class FakeVendor:
         self.queue += [(status, body, headers or {}, delay)] * times
 
     async def _endpoint(self, request: Request) -> JSONResponse:
-        self.received.append(Received(json.loads(await request.body()), dict(request.headers)))
+        body = json.loads(await request.body())
+        if self.quiet_judge and JUDGE_OPENING in json.dumps(body):
+            self.judged += 1
+            nothing = json.dumps({"decisions": []})
+            return JSONResponse(anthropic_text(nothing) if self.path.endswith("/messages") else openai_text(nothing))
+        self.received.append(Received(body, dict(request.headers)))
         if not self.queue:
             return JSONResponse({"error": {"message": "the fake has no answer queued"}}, status_code=418)
         status, body, headers, delay = self.queue.pop(0)
