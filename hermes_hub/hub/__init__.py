@@ -53,6 +53,7 @@ from hermes_hub.masking import Masker
 from hermes_hub.pipeline import Pipeline, Step
 from hermes_hub.pipeline.approval import ApprovalStep, Rules
 from hermes_hub.pipeline.approvals import Approvals
+from hermes_hub.pipeline.blocks import Blocks
 from hermes_hub.pipeline.limits import Limits
 from hermes_hub.pipeline.mask import masking_steps
 from hermes_hub.pipeline.telemetry import Telemetry
@@ -118,6 +119,7 @@ class Hub(Parts, Reports):
         self.events, self.metrics = Bus(), Metrics()  # issue 22: the event bus; /metrics (telemetry)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.approvals = Approvals(lambda: self.store, self.audit_action, self.masker)  # guards.approve's book
+        self.units = Blocks(lambda: self.store if self._services else None)  # large limits' units, in blocks
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit,
                                pipeline=Pipeline(self._pipeline(config)))
         self.catalog.rebuild()
@@ -226,7 +228,7 @@ class Hub(Parts, Reports):
     def _pipeline(self, config: HubConfig) -> list[Step]:
         """The call pipeline's steps, outermost first (``hermes_hub.pipeline``), from ``config.guards``."""
         steps: list[Step] = [Telemetry(self.events, self.metrics)]  # 1. the call's span, metrics, events
-        self.limits = Limits(config.guards.limits, lambda: self.store if self._services else None)
+        self.limits = Limits(config.guards.limits, lambda: self.store if self._services else None, units=self.units)
         steps += [self.limits] if config.guards.limits else []  # 2. calls a minute, at once, agent tokens a day
         if config.guards.approve is not None:  # 3. approval: a person's yes before the call
             steps.append(ApprovalStep(Rules.of(config.guards.approve), self.approvals))
@@ -326,6 +328,7 @@ class Hub(Parts, Reports):
             self.tasks.attach(loops)
             loops.start_soon(self._announce_loop)
             loops.start_soon(self._prune_loop)
+            loops.start_soon(self.units.run)
             if self.fires:
                 self.scheduling.start(loops)
             loops.start_soon(self.metrics.follow, self.events)

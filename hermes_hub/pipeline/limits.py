@@ -9,7 +9,7 @@ Every rule of ``guards.limits`` whose ``users``, ``tools`` (public names) and ``
 call applies to it; ``per_user`` (the default) gives each user a count of their own, else one count is
 shared by everyone the rule covers. The counts live in the store (``guard_counters``), so replicas on
 one PostgreSQL database share them: each unit is taken by one upsert that adds only while the sum stays
-within the limit. Windows are fixed, from the clock (``clock``, a test's to control): a minute for
+within the limit (a limit of 128 or more, a block of 1/64 of it at a time: ``blocks``). Windows are fixed, from the clock (``clock``, a test's to control): a minute for
 ``calls_per_minute``, a UTC day for ``tokens_per_day``. ``concurrent`` holds a unit while the call runs
 and gives it back when it ends (shielded); a replica that dies mid-call leaves its unit until the
 counter has been idle for ``LEASE`` seconds.
@@ -33,7 +33,7 @@ import anyio
 import mcp.types as types
 
 from hermes_hub.config.guard_rules import LimitRule
-from hermes_hub.pipeline import Call, Result, Send
+from hermes_hub.pipeline import Call, Result, Send, blocks
 
 MINUTE, DAY = 60.0, 86400.0
 LEASE = 3600.0  # seconds a concurrency count outlives its last taker (a replica that died mid-call)
@@ -42,12 +42,9 @@ UNBOUNDED = 2**62
 LIMIT_META = "hermes-hub/limit"  # a refusal's _meta: the limit, retry_after seconds, resets_at (epoch; null: a call's end)
 
 
-class Counters(Protocol):
+class Counters(blocks.Counters, Protocol):
     """What the step needs of the store (``hermes_hub.storage.crud.counters``)."""
 
-    async def take_counter(self, name: str, win: float, amount: int, limit: int, *, now: float,
-                           expires_at: float) -> int | None: ...
-    async def give_counter(self, name: str, win: float, amount: int) -> None: ...
     async def read_counter(self, name: str, win: float, *, now: float) -> int: ...
 
 
@@ -74,9 +71,10 @@ class Refusal:
 
 class Limits:
     def __init__(self, rules: Sequence[LimitRule], store: Callable[[], Counters | None],
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, units: blocks.Blocks | None = None) -> None:
         self.rules = [(r.name or f"limits[{i}]", r) for i, r in enumerate(rules)]
         self.store, self.clock = store, clock
+        self.units = units or blocks.Blocks(store)  # large limits' units, a block at a time (``blocks``)
 
     def covering(self, user_id: str, tool: str, server: str) -> list[tuple[str, LimitRule]]:
         return [(name, r) for name, r in self.rules
@@ -88,23 +86,23 @@ class Limits:
         rules = self.covering(call.user_id, call.tool, call.server)
         if store is None or not rules:
             return await proceed()
-        taken: list[tuple[str, float]] = []
+        taken: list[tuple[str, float, int]] = []
         try:
             for name, rule in rules:
                 refused = await self._take(store, name, rule, call, taken)
                 if refused is not None:
                     call.notes["limit"] = {"name": refused.limit, "retry_after": refused.retry_after}
                     return _error(refused)
-            taken = [(n, w) for n, w in taken if w == 0]  # a minute's count stays taken; a running one goes back
+            taken = [t for t in taken if t[1] == 0]  # a minute's count stays taken; a running one goes back
             return await proceed()
         finally:
             if taken:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    for counter, win in taken:
-                        await store.give_counter(counter, win, 1)
+                    for counter, win, limit in taken:
+                        await self.units.give(store, counter, win, limit)
 
     async def _take(self, store: Counters, name: str, rule: LimitRule, call: Call,
-                    taken: list[tuple[str, float]]) -> Refusal | None:
+                    taken: list[tuple[str, float, int]]) -> Refusal | None:
         who = call.user_id if rule.per_user else "*"
         scope = _scope(rule, who)
         now = self.clock()
@@ -115,15 +113,15 @@ class Limits:
         if rule.calls_per_minute is not None:
             win = math.floor(now / MINUTE) * MINUTE
             counter = f"{name}|minute|{who}"
-            if await store.take_counter(counter, win, 1, rule.calls_per_minute, now=now,
-                                        expires_at=win + MINUTE) is None:
+            if not await self.units.take(store, counter, win, rule.calls_per_minute, now=now,
+                                         expires_at=win + MINUTE):
                 return Refusal(name, f"{_calls(rule.calls_per_minute)} a minute {scope}", win + MINUTE, now)
-            taken.append((counter, win))
+            taken.append((counter, win, rule.calls_per_minute))
         if rule.concurrent is not None:
             counter = f"{name}|busy|{who}"
-            if await store.take_counter(counter, 0, 1, rule.concurrent, now=now, expires_at=now + LEASE) is None:
+            if not await self.units.take(store, counter, 0, rule.concurrent, now=now, expires_at=now + LEASE):
                 return Refusal(name, f"{_calls(rule.concurrent)} at once {scope}", None, now)
-            taken.append((counter, 0))
+            taken.append((counter, 0, rule.concurrent))
         return None
 
     async def spend(self, user_id: str, tokens: int) -> str | None:

