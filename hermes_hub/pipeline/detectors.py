@@ -130,10 +130,17 @@ class Detector:
     glued: frozenset[str] = _ALNUM  # a candidate next to one of these is part of something longer
     key: Callable[[str], str] = str
     split: bool = False  # try the parts of a failed candidate, split at separators
+    # what a text holds whenever its check can pass: fewer digits, or no ``needs``, and RE2 is not run
+    min_digits: int = 0
+    needs: str = ""
     program: object = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "program", _re2(self.pattern))
+
+    def may_match(self, text: str, digits: int) -> bool:
+        """False when no candidate in ``text`` (``digits`` of them) can pass the check: a scan saved."""
+        return digits >= self.min_digits and (not self.needs or self.needs in text)
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self.program.finditer(text):  # type: ignore[attr-defined]
@@ -170,13 +177,15 @@ _PHONE = (r"\+[0-9][0-9 ().-]{6,20}[0-9]|(?:86)?1[3-9][0-9][ -]?[0-9]{4}[ -]?[0-
 DETECTORS: dict[str, Detector] = {d.name: d for d in (
     Detector("email", r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,6}",
              lambda v: v.rsplit(".", 1)[-1].isalpha() and len(v.rsplit(".", 1)[-1]) >= 2,
-             frozenset(), key=str.lower),
-    Detector("cn_id", r"[1-9][0-9]{16}[0-9Xx]", cn_id_valid, key=str.upper),
-    Detector("card", r"[0-9](?:[ -]?[0-9]){12,18}", card_valid, _ALNUM | {"-"}, key=_digits, split=True),
-    Detector("ipv4", r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}", ipv4_valid, _ALNUM | {"."}),
-    Detector("ipv6", r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}", ipv6_valid, _ALNUM | {":"}, key=str.lower),
+             frozenset(), key=str.lower, needs="@"),
+    Detector("cn_id", r"[1-9][0-9]{16}[0-9Xx]", cn_id_valid, key=str.upper, min_digits=17),
+    Detector("card", r"[0-9](?:[ -]?[0-9]){12,18}", card_valid, _ALNUM | {"-"}, key=_digits, split=True,
+             min_digits=13),
+    Detector("ipv4", r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}", ipv4_valid, _ALNUM | {"."}, min_digits=4, needs="."),
+    Detector("ipv6", r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}", ipv6_valid, _ALNUM | {":"}, key=str.lower,
+             needs=":"),
     Detector("phone", _PHONE, phone_valid, _ALNUM | {"-", "/", ":"}, key=_phone_key,
-             split=True),
+             split=True, min_digits=8),  # the fewest digits phone_valid takes (an international number)
 )}
 # The order a text is scanned in: the most specific first, so a card is not taken for a phone number;
 # custom patterns run after the API keys and before the rest.
@@ -224,15 +233,13 @@ class Found:
         for name, program in self.redactor.patterns.items():  # then the configured ones: they know the data
             text = self._replace(text, ((m.start(), m.end()) for m in program.finditer(text)  # type: ignore[attr-defined]
                                         if m.end() > m.start()), name)
+        digits = sum(text.count(d) for d in "0123456789")  # placeholders put in later add none a check takes
         for name in self.redactor.detectors:
             if name == "api_key":
                 continue
-            if name == "ip":
-                text = self._replace(text, DETECTORS["ipv4"].spans(text), "ip")
-                text = self._replace(text, DETECTORS["ipv6"].spans(text), "ip", str.lower)
-            else:
-                d = DETECTORS[name]
-                text = self._replace(text, d.spans(text), name, d.key)
+            for d in (DETECTORS["ipv4"], DETECTORS["ipv6"]) if name == "ip" else (DETECTORS[name],):
+                if d.may_match(text, digits):
+                    text = self._replace(text, d.spans(text), name, d.key)
         return text
 
     def _replace(self, text: str, spans: Iterator[tuple[int, int]], kind: str,
