@@ -13,6 +13,7 @@ from typing import Any
 
 import mcp.types as types
 from mcp import Client, MCPError
+from pydantic import ValidationError
 from mcp.client.extension import ClaimContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -27,6 +28,7 @@ from hermes_hub.downstream.tasks import CreatedTask, follow
 from hermes_hub.downstream.transports import Link
 from hermes_hub.downstream.watchers import NotifyFn, Watchers
 from hermes_hub.errors import DownstreamError
+from hermes_hub.telemetry.tracing import enabled as spans_exported
 
 
 class Forwarding:
@@ -78,9 +80,18 @@ class Forwarding:
                         return await follow(out, ClaimContext(session=client.session, tool_name=name,
                                                               read_timeout_seconds=None))
                     return out  # type: ignore[return-value]
+                if (self.link.lane is not None and not spans_exported()  # a handshake-era child, nothing traced
+                        and client.protocol_version not in MODERN_PROTOCOL_VERSIONS):
+                    raw = await self.link.lane.call(name, arguments, meta=meta, on_progress=common["progress_callback"])
+                    return await _checked(client, name, raw)
                 return await client.call_tool(name, arguments, **common)
         except MCPError as e:
             raise self._downstream_error(e) from e
+        except RuntimeError as e:  # the SDK's check of the result against the tool's output schema
+            if "structured content" not in str(e):
+                raise
+            raise DownstreamError(self.name, f"{str(e).splitlines()[0]}; the result breaks the tool's own output "
+                                  "schema, so the hub refused it (the server needs fixing)") from e
         # Only reached when a deadline cancelled the call.
         if deadline.expired == "caller":
             raise DownstreamError(self.name, f"tool '{name}' was cancelled: its caller's deadline passed",
@@ -129,3 +140,15 @@ class Forwarding:
         said = e.data if isinstance(e.data, dict) else {}  # see downstream/http_status.py
         return DownstreamError(self.name, e.message, e.code, http_status=said.get(HTTP_STATUS_KEY),
                                retry_after=said.get(RETRY_AFTER_KEY))
+
+
+async def _checked(client: Client, name: str, raw: dict[str, Any]) -> types.CallToolResult:
+    """A lane's answer as ``client.call_tool`` returns it: a ``CallToolResult``, checked against the
+    tool's output schema unless it is an error (the session's own check, and its RuntimeError)."""
+    try:
+        result = types.CallToolResult.model_validate(raw, by_name=False)
+    except ValidationError as e:
+        raise MCPError(types.INTERNAL_ERROR, f"the server's tools/call result is not valid: {e.errors()[0]['msg']}") from e
+    if not result.is_error:
+        await client.session.validate_tool_result(name, result)
+    return result

@@ -35,6 +35,7 @@ from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.http_status import StatusAware
 from hermes_hub.downstream.interpreter import bundled_demo
 from hermes_hub.downstream.keepalive import KeepAlive
+from hermes_hub.downstream.lane import StdioLane
 from hermes_hub.downstream.oauth import GrantAuth, signs_in
 
 log = logging.getLogger("hermes_hub.downstream")
@@ -56,6 +57,7 @@ class Link:
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=20))
     http_session: bool = False  # a streamable-HTTP server gave an Mcp-Session-Id (it can push requests)
     needs_auth: str | None = None  # why (and how to fix it) the server refused the hub's OAuth grant, or its lack
+    lane: StdioLane | None = None  # a stdio child's plain tool calls, beside the SDK session (``lane``)
     grant_seen: str | None = None  # fingerprint of the grant this link presented (a new login changes it)
 
 
@@ -182,6 +184,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         stderr=subprocess.PIPE,
     )
     link.pid = process.pid
+    lane = link.lane = StdioLane(process.stdin.send)
     to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write, from_session = anyio.create_memory_object_stream[SessionMessage](16)
     stderr_done = anyio.Event()
@@ -193,7 +196,11 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                 if size > len(line):
                     log.warning("[%s] dropped a %d-byte message on stdout, over the hub's limit of %d MiB; make "
                                 "the tool return less (or a resource)", name, size, MAX_STDOUT_LINE >> 20)
+                    lane.dropped(line, f"the server's answer ({size:,} bytes) was over the hub's limit of "
+                                       f"{MAX_STDOUT_LINE >> 20} MiB for one message; make the tool return less")
                     await to_session.send(ValueError(f"message of {size} bytes dropped"))
+                    continue
+                if lane.pending and await lane.take(line):
                     continue
                 try:
                     msg: SessionMessage | Exception = SessionMessage(
@@ -235,6 +242,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         link.exit_code = await process.wait()
         with anyio.move_on_after(1):  # let the last stderr lines land in the tail first
             await stderr_done.wait()
+        lane.close(f"the server exited (code {link.exit_code})")
         link.closed.set()
         await to_session.aclose()  # in-flight requests fail now, not at their timeout
 
@@ -252,6 +260,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                             await process.wait()
                     link.exited_on_its_own = process.returncode is not None
                     await _stop(process, polite=not link.hung)
+                    lane.close("the hub stopped the server")
                     with anyio.move_on_after(GRACE_SECONDS):
                         await process.aclose()  # its pipes now, not whenever the GC finds them (maybe after the loop)
                 tg.cancel_scope.cancel()

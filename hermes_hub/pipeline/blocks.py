@@ -80,15 +80,20 @@ class Blocks:
         # not a whole block left: the last units one at a time, exactly
         return await store.take_counter(counter, win, 1, limit, now=now, expires_at=expires_at) is not None
 
-    async def give(self, store: Counters, counter: str, win: float, limit: int) -> None:
-        """A running call's unit back (calls at once)."""
+    def keep(self, counter: str, win: float, limit: int) -> bool:
+        """A running call's unit back into its block (calls at once); False when it is the store's to take."""
         held = self.held.get(counter)
         if self.block(limit) == 1 or held is None or held.win != win:
-            await store.give_counter(counter, win, 1)
-            return
+            return False
         held.free += 1
         held.last = time.monotonic()
         self._wake.set()
+        return True
+
+    async def give(self, store: Counters, counter: str, win: float, limit: int) -> None:
+        """A running call's unit back: into its block, else to the store."""
+        if not self.keep(counter, win, limit):
+            await store.give_counter(counter, win, 1)
 
     async def run(self) -> None:
         """Give idle counters' unused units back to the store; all of them when cancelled (the hub stops)."""

@@ -195,6 +195,8 @@ ORDER = ("api_key", "email", "cn_id", "card", "ip", "phone")
 _KEY_STARTS = {"openai_anthropic": ("sk-",), "github": ("gh", "github_pat_"), "aws_access_key_id": ("AKIA", "ASIA"),
                "slack": ("xox", "xapp"), "hermes": ("hh_",), "private_key": ("-----BEGIN",)}
 _API_KEYS = tuple((_KEY_STARTS.get(name), re.compile(p)) for name, p in FORMATS.items())
+_ANY_START = re.compile("|".join(re.escape(s) for starts in _KEY_STARTS.values() for s in starts))
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 _BEARER_STARTS = ("bearer", "basic")
 
 
@@ -233,7 +235,7 @@ class Found:
         for name, program in self.redactor.patterns.items():  # then the configured ones: they know the data
             text = self._replace(text, ((m.start(), m.end()) for m in program.finditer(text)  # type: ignore[attr-defined]
                                         if m.end() > m.start()), name)
-        digits = sum(text.count(d) for d in "0123456789")  # placeholders put in later add none a check takes
+        digits = len(text) - len(text.translate(_NO_DIGITS))  # placeholders put in later add none a check takes
         for name in self.redactor.detectors:
             if name == "api_key":
                 continue
@@ -256,8 +258,9 @@ class Found:
         return "".join(out)
 
     def _api_keys(self, text: str) -> str:
+        started = _ANY_START.search(text) is not None  # one scan for every format's literal start
         for starts, pattern in _API_KEYS:
-            if starts is None or any(s in text for s in starts):
+            if starts is None or started and any(s in text for s in starts):
                 text = pattern.sub(lambda m: self.placeholder("api_key", m.group()), text)
         lower = text.lower()
         if not any(s in lower for s in _BEARER_STARTS):

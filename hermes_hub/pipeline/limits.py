@@ -96,10 +96,11 @@ class Limits:
             taken = [t for t in taken if t[1] == 0]  # a minute's count stays taken; a running one goes back
             return await proceed()
         finally:
-            if taken:
+            back = [(c, w) for c, w, limit in taken if not self.units.keep(c, w, limit)]
+            if back:  # the store's units, given back however the call ended
                 with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    for counter, win, limit in taken:
-                        await self.units.give(store, counter, win, limit)
+                    for counter, win in back:
+                        await store.give_counter(counter, win, 1)
 
     async def _take(self, store: Counters, name: str, rule: LimitRule, call: Call,
                     taken: list[tuple[str, float, int]]) -> Refusal | None:

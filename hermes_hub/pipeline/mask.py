@@ -94,11 +94,14 @@ def masking_steps(config: HubConfig, vault: Callable[[], Vault | None]) -> list[
 
 
 def _block(block: Any, found: Found) -> Any:
+    """``block`` with its text masked; the block itself when nothing in it was."""
     if isinstance(block, types.TextContent):
-        return block.model_copy(update={"text": found.text(block.text)})
+        text = found.text(block.text)
+        return block if text is block.text else block.model_copy(update={"text": text})
     if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
-        return block.model_copy(update={"resource": block.resource.model_copy(
-            update={"text": found.text(block.resource.text)})})
+        text = found.text(block.resource.text)
+        return block if text is block.resource.text else block.model_copy(
+            update={"resource": block.resource.model_copy(update={"text": text})})
     return block
 
 
