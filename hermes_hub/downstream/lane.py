@@ -61,7 +61,11 @@ class StdioLane:
         params: dict[str, Any] = {"name": name, "_meta": {**(meta or {}), "progressToken": rid}}
         if arguments is not None:
             params["arguments"] = arguments
-        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}) + "\n"
+        try:
+            line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params},
+                              allow_nan=False) + "\n"
+        except ValueError as e:  # NaN or Infinity: not JSON, whoever wrote the arguments
+            raise MCPError(types.INVALID_PARAMS, f"the arguments are not JSON: {e}") from e
         waiting = self.pending[rid] = _Pending(on_progress)
         try:
             try:

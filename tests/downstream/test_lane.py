@@ -60,6 +60,9 @@ async def test_the_lane_fails_its_calls_when_the_child_is_gone_or_an_answer_is_t
 
     lane = StdioLane(send)
     errors: list[MCPError] = []
+    with pytest.raises(MCPError) as nan:  # Python's json would write NaN, which no JSON reader takes
+        await lane.call("x", {"v": float("nan")}, meta=None, on_progress=None)
+    assert nan.value.code == types.INVALID_PARAMS and not written and not lane.pending
 
     async def call(name: str) -> None:
         try:
