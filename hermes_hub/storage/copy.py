@@ -2,7 +2,8 @@
 
 Both schemas have the same tables and columns (times in epoch seconds, JSON as text), so rows move
 as they are, keys included; only the indexes differ and are rebuilt by the target: the lexical terms
-(FTS5 on SQLite, ``tsvector`` on PostgreSQL) and the vector tables (sqlite-vec, pgvector). Each table
+(FTS5 on SQLite, ``tsvector`` on PostgreSQL, for memories, messages and documents' chunks) and the
+vector tables (sqlite-vec, pgvector). Each table
 is copied in batches, and its row count is compared on both sides at the end.
 """
 
@@ -60,11 +61,15 @@ TABLES: list[tuple[str, str, tuple[str, ...]]] = [
                              "missed")),
     ("memory_sources", "memory_pk, message_pk", ("memory_pk", "message_pk", "user_id", "session_id")),
     ("working_memory", "session_id", ("session_id", "user_id", "text", "updated_at")),
+    ("documents", "pk", ("pk", "id", "user_id", "shared", "title", "origin", "format", "chars", "chunks", "created_at",
+                         "text")),
 ]
+# doc_chunks: its word index is a column on PostgreSQL (``doc``) and a table on SQLite, so ``_copy_chunks``
+CHUNK_COLUMNS = ("pk", "document_pk", "user_id", "shared", "position", "heading", "text", "embedder", "embedding")
 IDENTITY = {"messages": "pk", "audit": "id", "memories": "pk", "memory_events": "id", "extraction_jobs": "id",
-            "schedule_runs": "id"}
+            "schedule_runs": "id", "documents": "pk", "doc_chunks": "pk"}
 DATA_TABLES = ("sessions", "api_tokens", "audit", "memories", "extraction_jobs", "summary_jobs", "agent_runs",
-               "schedules")
+               "schedules", "documents")
 
 
 @dataclass
@@ -133,7 +138,8 @@ async def clear(store: Store) -> None:
     """Empty every table of ``store`` (``--force``) and drop its vector tables."""
     side = _Side(store)
     await store.drop_vector_tables()
-    for table in ("memory_terms", "message_terms", "index_marks", *reversed([t for t, _, _ in TABLES])):
+    chunks = ("doc_chunks",) if side.pg else ("doc_chunk_terms", "doc_chunks")
+    for table in ("memory_terms", "message_terms", "index_marks", *chunks, *reversed([t for t, _, _ in TABLES])):
         await side.statement(f"DELETE FROM {table}")
     if side.pg:  # batches claimed by replicas' indexers were ranges of the rows just deleted
         await side.statement("DELETE FROM index_claims")
@@ -150,6 +156,7 @@ async def copy_store(source: Store, target: Store, say: Callable[[str], None] = 
             await dst.many(insert, [tuple(r) for r in batch])
         report.counts.append((table, await src.count(table), await dst.count(table)))
         say(f"{table}: {report.counts[-1][1]} rows")
+    await _copy_chunks(src, dst, report, say)
     if dst.pg:  # identity columns continue after the copied keys
         for table, col in IDENTITY.items():
             await dst.statement(f"SELECT setval(pg_get_serial_sequence('{table}', '{col}'), "
@@ -201,3 +208,31 @@ async def _copy_vectors(src: _Side, dst: _Side, report: Report, say: Callable[[s
             await dst.many(insert, rows)
         report.counts.append((name, await src.count(name), await dst.count(name)))
         say(f"{name}: {report.counts[-1][1]} vectors ({embedder}, {dims} dims)")
+
+
+async def _copy_chunks(src: _Side, dst: _Side, report: Report, say: Callable[[str], None]) -> None:
+    """Documents' chunks, with their vectors as they are and their word index rebuilt the target's way
+    (from the same ``index_text`` of the title, heading path and text that ``add_document`` indexes)."""
+    from hermes_hub.storage.terms import index_text
+
+    cols = ", ".join(f"c.{c}" for c in CHUNK_COLUMNS)
+    values = dst.marks(len(CHUNK_COLUMNS))
+    if dst.pg:
+        insert = (f"INSERT INTO doc_chunks ({', '.join(CHUNK_COLUMNS)}, doc) VALUES ({values}, "
+                  "setweight(to_tsvector('english', $10), 'B') || setweight(to_tsvector('english', $11), 'A'))")
+    else:
+        insert = f"INSERT INTO doc_chunks ({', '.join(CHUNK_COLUMNS)}) VALUES ({values})"
+    offset = 0
+    while batch := await src.rows(f"SELECT {cols}, d.title FROM doc_chunks c JOIN documents d ON d.pk = c.document_pk "
+                                  f"ORDER BY c.pk LIMIT {BATCH} OFFSET {offset}"):
+        offset += len(batch)
+        rows = [tuple(r[:-1]) for r in batch]
+        terms = [(index_text(f"{r[-1]} {r[5]}"), index_text(r[6])) for r in batch]  # title + heading, text
+        if dst.pg:
+            await dst.many(insert, [(*row, *words) for row, words in zip(rows, terms, strict=True)])
+        else:
+            await dst.many(insert, rows)
+            await dst.many("INSERT INTO doc_chunk_terms (rowid, heading, terms) VALUES (?, ?, ?)",
+                           [(row[0], *words) for row, words in zip(rows, terms, strict=True)])
+    report.counts.append(("doc_chunks", await src.count("doc_chunks"), await dst.count("doc_chunks")))
+    say(f"doc_chunks: {report.counts[-1][1]} rows (word index rebuilt by the target)")

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 
 from hermes_hub.storage import Store, open_store
+from hermes_hub.storage.documents import ChunkRow, DocumentRecord
 from hermes_hub.storage.records import (
     AuditRecord,
     MemoryEvent,
@@ -49,6 +50,11 @@ async def fill(store: Store) -> str:
     mems = {r.user_id: pk for user in VECTORS for pk, r in await store.list_memories(user)}
     await store.add_vectors(table, [(mems[u], u, v) for u, v in VECTORS.items()], mark=table, last_pk=max(mems.values()))
     await store.set_working("alice", "ses_alice", "- no coffee")
+    await store.add_document(DocumentRecord("doc_a", "alice", False, "Backups", "text", "markdown", 40, 1, now,
+                                            "# Restore\nThe nightly backup runs at two."),
+                             [ChunkRow(0, ("Restore",), "The nightly backup runs at two.")])
+    ((chunk_pk, _),) = await store.unembedded_chunks("test", 10)
+    await store.set_chunk_vectors("test", [(chunk_pk, b"\x00\x00\x80?")])
     await store.add_token(TokenRecord("tok_a", "hash-a", "alice", "admin", "laptop", now))
     await store.put_sealed(SealedRecord("alice", "oauth", "notion", "key1", b"\x00sealed\xff", now))
     await store.add_audit(AuditRecord(now, "alice", "hermes_session_create", "ok", 1.5, arguments={"q": "北京"}))
@@ -72,6 +78,11 @@ async def looks_copied(store: Store, table: str) -> None:
     assert near.pk == memory[0].pk and abs(near.score) < 1e-6
     assert await store.memories_only_from_session("alice", "ses_alice") == ["mem_alice"]
     assert (await store.get_working("alice", "ses_alice"))[0] == "- no coffee"
+    (chunk,) = await store.chunk_lexical("alice", match_query("when does the backup run?") or "", 5)
+    assert (await store.chunks_by_pk("alice", [chunk.pk]))[chunk.pk].heading == ("Restore",)
+    assert await store.chunk_lexical("bob", match_query("backup") or "", 5) == []  # still alice's alone
+    assert await store.chunk_vectors("alice", "test", 0) == [(chunk.pk, b"\x00\x00\x80?")]
+    assert (await store.get_document("alice", "doc_a")).text.startswith("# Restore")
     assert (await store.find_token("hash-a")).user_id == "alice"  # type: ignore[union-attr]
     assert (await store.get_sealed("alice", "oauth", "notion")).sealed == b"\x00sealed\xff"  # type: ignore[union-attr]
     assert (await store.query_audit())[0].arguments == {"q": "北京"}
@@ -106,7 +117,7 @@ async def test_a_store_moves_to_postgresql_and_back_with_everything_and_checked_
             assert len(await backup.list_messages("alice", "ses_alice", limit=10)) == 3  # with the one added on PG
             await looks_copied(backup, table)
     assert "messages: 4 rows" in there.stdout and f"{table}: 2 vectors (test, 3 dims)" in there.stdout
-    assert "every count matches" in there.stdout
+    assert "every count matches" in there.stdout and "doc_chunks: 1 rows" in there.stdout
     assert refused.returncode == 1 and "already holds data; nothing was copied" in refused.stderr
     assert "--force" in refused.stderr
     assert forced.returncode == 0 and "emptied the target (--force)" in forced.stdout
