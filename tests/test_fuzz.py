@@ -15,7 +15,7 @@ import pytest
 from bench.fuzz import RSS_GROWTH_BOUND_MB, fuzz_http, fuzz_stdio
 from bench.fuzz_cases import ERAS
 from hermes_hub.upstream.rejection import MAX_NESTING, misread_request, reject, screen
-from tests.support import served_hub, toy
+from tests.support import served_hub, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -113,6 +113,12 @@ async def test_a_second_request_reusing_an_id_in_flight_in_a_session_is_refused_
             "protocolVersion": ERAS[0], "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
         headers["Mcp-Session-Id"] = init.headers["mcp-session-id"]
         await http.post(url, headers=headers, content=b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+        async def listed() -> bool:  # settled is not READY: a child slow to start under load joins later
+            listing = await http.post(url, headers=headers, content=request(1, "tools/list"))
+            return '"toy_sleep"' in listing.text
+
+        await until(listed, timeout=30)
         call = request(5, "tools/call", {"name": "toy_sleep", "arguments": {"seconds": 1}, "_meta": {"progressToken": 1}})
         with anyio.fail_after(15):
             async with http.stream("POST", url, headers=headers, content=call) as slow:
