@@ -6,6 +6,11 @@ the time a question names.
 
 Each list contributes ``weight / (RRF_K + rank)`` to an item; an item both lists found ranks above
 one only a single list found. Superseded and archived memories are dropped unless asked for.
+
+Provenance: a memory also gets ``SOURCE_WEIGHT`` of the contribution of its best source message in each
+message list, so a memories-only recall ranks the messages too (their vectors are made in context: see
+``indexer.in_context``). Those messages are not loaded, so only rows that were looked up and not found
+leave the in-process vector index as deleted.
 """
 
 from __future__ import annotations
