@@ -11,8 +11,8 @@ says how much is left, for status and for scripts that wait until recall sees ev
 A message is embedded in its context: the end of the message before it in its session, then the
 message (``in_context``). A chat message is often a reply ("same here, every Sunday!") whose subject
 sits in the message it answers; the lexical index gives that message a context column for the same
-reason. Measured on LoCoMo dev (bench/memory.py): recall@10 over turns 0.735 -> 0.75, and over facts
-credited through their source messages 0.670 -> 0.69. Vectors written before this stay as they were
+reason. Measured on LoCoMo dev (bench/memory.py): recall@10 over turns 0.732 -> 0.752, and over facts
+credited through their source messages 0.673 -> 0.685. Vectors written before this stay as they were
 until ``hermes-hub memory reindex``.
 """
 
