@@ -7,6 +7,13 @@ where it stopped and each row is indexed exactly once. Replicas sharing a databa
 (``owner``, with a lease renewed while the embedder runs): no two embed or index the same rows, and
 a batch left by a replica killed mid-way is taken over once its lease has run out. ``pending()``
 says how much is left, for status and for scripts that wait until recall sees everything.
+
+A message is embedded in its context: the end of the message before it in its session, then the
+message (``in_context``). A chat message is often a reply ("same here, every Sunday!") whose subject
+sits in the message it answers; the lexical index gives that message a context column for the same
+reason. Measured on LoCoMo dev (bench/memory.py): recall@10 over turns 0.732 -> 0.752, and over facts
+credited through their source messages 0.673 -> 0.685. Vectors written before this stay as they were
+until ``hermes-hub memory reindex``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ VECTOR_BATCH = 64
 IDLE_POLL = 1.0  # seconds between looks for new rows when idle (writers also wake the indexer)
 RETRY_AFTER = 30.0  # after an embedder failure
 MAX_EMBED_CHARS = 2000  # e5 reads 512 tokens; longer text only costs time
+CONTEXT_CHARS = 500  # of the message before, embedded ahead of a message (its context)
 LEASE = 60.0  # seconds a claimed batch stays this indexer's without a renewal (renewed every third)
 
 
@@ -90,7 +98,12 @@ class Indexer(QueueWorker):
         if not self.embedder.dims:  # the batch is claimed under its table's name, so learn the size first
             await self.embedder.embed(["size"], query=False)
         mark = vector_table(source, self.embedder.name, self.embedder.dims)
-        rows = await self.store.unindexed(source, mark, VECTOR_BATCH, owner=self.owner, lease=self.lease)
+        rows: list[tuple[int, str, str]]
+        if source == "messages":  # each message with the one before it in its session
+            rows = [(pk, uid, in_context(text, prev)) for pk, uid, text, prev in
+                    await self.store.unindexed_messages(mark, VECTOR_BATCH, owner=self.owner, lease=self.lease)]
+        else:
+            rows = await self.store.unindexed(source, mark, VECTOR_BATCH, owner=self.owner, lease=self.lease)
         if not rows:
             return False
 
@@ -107,3 +120,11 @@ class Indexer(QueueWorker):
         await self.store.add_vectors(table, [(pk, uid, v) for (pk, uid, _), v in zip(rows, vectors, strict=True)],
                                      mark=table, last_pk=rows[-1][0], owner=self.owner)
         return True
+
+
+def in_context(text: str, previous: str) -> str:
+    """What is embedded for a message: the last ``CONTEXT_CHARS`` of the message before it (none for a
+    session's first), a line break, then the message, cut at ``MAX_EMBED_CHARS`` as every text is."""
+    if not previous:
+        return text[:MAX_EMBED_CHARS]
+    return f"{previous[-CONTEXT_CHARS:]}\n{text}"[:MAX_EMBED_CHARS]

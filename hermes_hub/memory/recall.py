@@ -6,6 +6,11 @@ the time a question names.
 
 Each list contributes ``weight / (RRF_K + rank)`` to an item; an item both lists found ranks above
 one only a single list found. Superseded and archived memories are dropped unless asked for.
+
+Provenance: a memory also gets ``SOURCE_WEIGHT`` of the contribution of its best source message in each
+message list, so a memories-only recall ranks the messages too (their vectors are made in context: see
+``indexer.in_context``). Those messages are not loaded, so only rows that were looked up and not found
+leave the in-process vector index as deleted.
 """
 
 from __future__ import annotations
@@ -77,11 +82,13 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
     mem_pks = [c.pk for c in fused.values() if c.source == "memories"]
     msg_pks = [c.pk for c in fused.values() if c.source == "messages"]
     memories, messages = await _load(store, user_id, mem_pks, msg_pks)
+    asked = {"memories": set(mem_pks), "messages": set(msg_pks)}
     for name, (source, rows, _) in lists.items():
         table = indexer.table(source)
         if name.startswith("vector_") and table is not None:  # rows deleted since they were indexed
+            # only rows looked up and not found: a memories-only recall ranks messages without loading them
             loaded = memories if source == "memories" else messages
-            cache.discard(table, user_id, [r.pk for r in rows if r.pk not in loaded])
+            cache.discard(table, user_id, [r.pk for r in rows if r.pk in asked[source] and r.pk not in loaded])
     # score every candidate, build items for the best only (pydantic models for all 120 cost 0.7 ms)
     scored: list[tuple[float, _Candidate]] = []
     for c in fused.values():

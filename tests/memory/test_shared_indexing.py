@@ -13,7 +13,7 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hermes_hub.memory.indexer import TERMS_MARK, VECTOR_BATCH, Indexer
+from hermes_hub.memory.indexer import TERMS_MARK, VECTOR_BATCH, Indexer, in_context
 from hermes_hub.storage import Store, open_store
 from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
 from hermes_hub.storage.rows import vector_table
@@ -31,13 +31,14 @@ async def pg_url(pg_server) -> str:
 
 
 async def fill(store: Store, n: int = MESSAGES) -> list[str]:
+    """Messages of one session; what the indexer embeds for each (the message after the one before it)."""
     now = utcnow()
     await store.create_session(SessionRecord("ses_1", "alice", "t", now, now))
     texts = [f"note {i}: the folder holds invoice {i * 7}" for i in range(n)]
     for start in range(0, n, 50):
         await store.append_messages("alice", "ses_1", [NewMessage(f"m{i}", "user", texts[i], utcnow())
                                                        for i in range(start, min(n, start + 50))])
-    return texts
+    return [in_context(text, texts[i - 1] if i else "") for i, text in enumerate(texts)]
 
 
 async def index_counts(store: Store) -> tuple[int, int, int]:
