@@ -182,6 +182,8 @@ class Connection(Forwarding):
                     self.capabilities = client.server_capabilities
                     await self._list_all(client)
                     await self.watchers.renew(client)
+                    if self.link.lane is not None:  # log lines during its calls go where the SDK's would
+                        self.link.lane.on_log = self.relay.untold(self.logs.on_log)
                     self.client = client
                     scope.deadline = math.inf
                     self._ready_at = time.monotonic()

@@ -62,7 +62,7 @@ class Forwarding:
     async def _call(
         self, name: str, arguments: dict[str, Any] | None, ctx: CallContext
     ) -> types.CallToolResult | types.InputRequiredResult:
-        client = self.ready_client()
+        client, lane = self.ready_client(), self.link.lane  # one connection's, even if it restarts meanwhile
         deadline = Deadline(idle_timeout(self.cfg.timeout, self.cfg.tool_timeouts, name), self.cfg.max_timeout,
                             ctx.deadline)
         try:
@@ -80,9 +80,9 @@ class Forwarding:
                         return await follow(out, ClaimContext(session=client.session, tool_name=name,
                                                               read_timeout_seconds=None))
                     return out  # type: ignore[return-value]
-                if (self.link.lane is not None and not spans_exported()  # a handshake-era child, nothing traced
+                if (lane is not None and not spans_exported()  # a handshake-era child, nothing traced
                         and client.protocol_version not in MODERN_PROTOCOL_VERSIONS):
-                    raw = await self.link.lane.call(name, arguments, meta=meta, on_progress=common["progress_callback"])
+                    raw = await lane.call(name, arguments, meta=meta, on_progress=common["progress_callback"])
                     return await _checked(client, name, raw)
                 return await client.call_tool(name, arguments, **common)
         except MCPError as e:

@@ -63,6 +63,19 @@ class Relay:
             _CALL.reset(token)
             self._in_flight.remove(call)
 
+    @staticmethod
+    def untold(handler: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
+        """``handler`` run as the SDK's dispatcher runs it for a line that names no call: outside the
+        call of the task that runs it (the lane delivers a server's log lines in a call's own task)."""
+        async def run(message: Any) -> None:
+            token = _CALL.set(None)
+            try:
+                await handler(message)
+            finally:
+                _CALL.reset(token)
+
+        return run
+
     def find(self, *, any_of_one_host: bool = True) -> Call | None:
         """The call a server's message belongs to, or None if that cannot be told.
         ``any_of_one_host``: when several calls of the same host are in flight, the first will do."""

@@ -209,6 +209,10 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                 except ValueError as exc:
                     log.warning("[%s] not JSON-RPC on stdout (log to stderr instead): %.200s", name, line)
                     msg = exc
+                else:  # an answer to a lane call whose id the line spelt with escapes
+                    if lane.pending and isinstance(msg.message, types.JSONRPCResponse | types.JSONRPCError) and \
+                            lane.claim(msg.message.model_dump(by_alias=True, mode="json", exclude_none=True)):
+                        continue
                 try:
                     await to_session.send(msg)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -217,6 +221,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
             # code and last stderr lines are known (watch_exit), so their error can name them
             with anyio.move_on_after(2):
                 await link.closed.wait()
+            lane.close("the server closed its stdout")
 
     async def pump_stderr() -> None:
         try:

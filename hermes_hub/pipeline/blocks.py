@@ -15,19 +15,30 @@ So another replica can be refused while this one holds at most about one block i
 of the limit) for at most ``IDLE`` seconds after its last call; a hub that dies holding a block leaves it
 counted until the window ends (a minute) or the counter expires (``limits.LEASE``), as a hub that dies
 mid-call leaves that call's unit. Without ``run`` going (a catalog outside a hub), every limit is exact.
+
+A counter refills one block at a time (the callers that found it empty wait for that refill and share
+it), and a busy one writes to the store at least every ``REFRESH`` seconds, so the store's row never
+expires under it. A block taken under one limit is never handed out under another (``hub.reload``
+changed it) nor in another window: its spare units go back first. Store work is shielded, so a
+cancelled caller or a stopping hub never leaves a block counted in the store and lost here; a give-back
+that fails is kept and tried again.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import anyio
 
 PARTS = 64  # a block is this share of the limit
 IDLE = 0.25  # seconds a counter's unused units stay here after its last take or give
+REFRESH = 60.0  # seconds a counter serving from its block goes without a store write, at most
+STORE_BOUND = 10.0  # seconds one store write of the counters may take (shielded) before the call is refused
+log = logging.getLogger("hermes_hub.pipeline")
 
 
 class Counters(Protocol):
@@ -41,8 +52,11 @@ class Counters(Protocol):
 @dataclass
 class _Held:
     win: float  # the counter's window (a minute's start; 0 for calls at once)
+    limit: int  # the limit its block was taken under
     free: int = 0  # units the store counts as taken that no call uses
     last: float = 0.0  # monotonic time of the last take or give
+    written: float = 0.0  # the limits' clock at the last store write that took units (or refreshed the row)
+    refill: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 class Blocks:
@@ -61,29 +75,43 @@ class Blocks:
                    expires_at: float) -> bool:
         """One unit of ``counter`` in window ``win``; False when the limit is reached."""
         size = self.block(limit)
-        if size == 1:
-            return await store.take_counter(counter, win, 1, limit, now=now, expires_at=expires_at) is not None
         held = self.held.get(counter)
-        if held is None or held.win != win:  # a new minute: what the last one left ended with it
-            held = self.held[counter] = _Held(win)
+        if size > 1 and held is not None and (held.win, held.limit) != (win, limit):
+            if win < held.win:  # a late call of the minute before: counted exactly, the new block stays
+                size = 1
+            else:  # a new minute, or a limit changed by a reload: the old block's spare units go back first
+                await self._release(store, counter, held)
+                held = None
+        if size == 1:
+            return await self._store_take(store, counter, win, 1, limit, now, expires_at) is not None
+        if held is None:
+            held = self.held[counter] = _Held(win, limit)
         held.last = time.monotonic()
-        if held.free > 0:
+        if held.free > 0 and now - held.written < REFRESH:
             held.free -= 1
             return True
-        if await store.take_counter(counter, win, size, limit, now=now, expires_at=expires_at) is not None:
-            current = self.held.setdefault(counter, held)  # given back while the store answered: kept again
-            if current.win == win:
-                current.free += size - 1
-                current.last = time.monotonic()
-            self._wake.set()
+        async with held.refill:  # one refill at a time: those who waited share it
+            if held.free > 0:
+                if now - held.written >= REFRESH:  # keep the store's row from expiring (a take of nothing)
+                    if await self._store_take(store, counter, win, 0, limit, now, expires_at) is not None:
+                        held.written = now
+                held.free -= 1
+                return True
+            got = await self._store_take(store, counter, win, size, limit, now, expires_at)
+            if got is None:  # not a whole block left: the last units one at a time, exactly
+                return await self._store_take(store, counter, win, 1, limit, now, expires_at) is not None
+            held.written = now
+            if self.running and self.held.get(counter) is held:
+                held.free += size - 1
+                self._wake.set()
+            else:  # the hub stopped, or the block went back, while the store answered
+                await self._store_give(store, counter, win, size - 1)
             return True
-        # not a whole block left: the last units one at a time, exactly
-        return await store.take_counter(counter, win, 1, limit, now=now, expires_at=expires_at) is not None
 
     def keep(self, counter: str, win: float, limit: int) -> bool:
         """A running call's unit back into its block (calls at once); False when it is the store's to take."""
         held = self.held.get(counter)
-        if self.block(limit) == 1 or held is None or held.win != win:
+        if self.block(limit) == 1 or held is None or (held.win, held.limit) != (win, limit):
             return False
         held.free += 1
         held.last = time.monotonic()
@@ -93,7 +121,7 @@ class Blocks:
     async def give(self, store: Counters, counter: str, win: float, limit: int) -> None:
         """A running call's unit back: into its block, else to the store."""
         if not self.keep(counter, win, limit):
-            await store.give_counter(counter, win, 1)
+            await self._store_give(store, counter, win, 1)
 
     async def run(self) -> None:
         """Give idle counters' unused units back to the store; all of them when cancelled (the hub stops)."""
@@ -107,17 +135,40 @@ class Blocks:
                     await self._give_back(IDLE)
         finally:
             self.running = False
-            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(STORE_BOUND):
                 await self._give_back(0)
 
     async def _give_back(self, idle: float) -> None:
         store = self.store()
         now = time.monotonic()
         for counter, held in list(self.held.items()):
-            if now - held.last < idle:
-                continue
-            free, held.free = held.free, 0
-            if self.held.get(counter) is held:
-                del self.held[counter]
-            if free and store is not None:
-                await store.give_counter(counter, held.win, free)
+            if now - held.last >= idle and store is not None:
+                await self._release(store, counter, held)
+
+    async def _release(self, store: Counters, counter: str, held: _Held) -> None:
+        """``held`` leaves; its spare units go back to the store (kept for the next round if that fails)."""
+        free, held.free = held.free, 0
+        if self.held.get(counter) is held:
+            del self.held[counter]
+        if free and not await self._store_give(store, counter, held.win, free):
+            back = self.held.setdefault(counter, _Held(held.win, held.limit, last=held.last))
+            if (back.win, back.limit) == (held.win, held.limit):
+                back.free += free
+
+    async def _store_take(self, store: Counters, counter: str, win: float, amount: int, limit: int, now: float,
+                          expires_at: float) -> int | None:
+        """The store's take, finished even if the caller is cancelled meanwhile; None (refused) if the store
+        does not answer within ``STORE_BOUND``: a limit fails closed."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(STORE_BOUND):
+            return await store.take_counter(counter, win, amount, limit, now=now, expires_at=expires_at)
+        log.warning("the limits' counters did not answer within %gs; the call is refused", STORE_BOUND)
+        return None
+
+    async def _store_give(self, store: Counters, counter: str, win: float, amount: int) -> bool:
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(STORE_BOUND):
+                await store.give_counter(counter, win, amount)
+                return True
+        except Exception:  # noqa: BLE001 - kept here and given back on the next round
+            log.exception("could not give %d unit(s) of counter %s back to the store", amount, counter)
+        return False

@@ -52,6 +52,30 @@ async def test_a_lane_call_keeps_the_sdks_checks_errors_progress_and_cancellatio
     assert text(after) == "counted to 3" and not conn.link.lane.pending  # nothing left behind
 
 
+async def test_a_log_line_written_before_an_answer_reaches_its_host_and_a_garbled_answer_fails_its_call_only():
+    got: dict[str, list[Any]] = {"ann": [], "bob": []}
+
+    def logs_of(who: str) -> Any:
+        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            got[who].append(params.data)
+        return on_log
+
+    async with Hub(parse_config({"mcpServers": {"line": LINE}})) as hub, \
+            Client(hub.server, mode="legacy", logging_callback=logs_of("ann")) as ann, \
+            Client(hub.server, mode="legacy", logging_callback=logs_of("bob")) as bob:
+        with anyio.fail_after(30):
+            assert await hub.wait_settled(20)
+            for host in (ann, bob):
+                await host.set_logging_level("info")
+            said = [await ann.call_tool("line_logs", {"who": "ann"}) for _ in range(5)]
+            await until(lambda: len(got["ann"]) == 5, 10)  # a host's log messages travel apart from its results
+            garbled = await ann.call_tool("line_garbled", {})
+            after = await bob.call_tool("line_counts", {})
+    assert [text(r) for r in said] == ["logged"] * 5 and got == {"ann": ["logged for ann"] * 5, "bob": []}
+    assert garbled.is_error and "not valid JSON (e.g. a lone surrogate in a string)" in text(garbled)
+    assert text(after) == "counted to 3"  # the connection, and the hub, keep serving
+
+
 async def test_the_lane_fails_its_calls_when_the_child_is_gone_or_an_answer_is_too_big():
     written: list[dict[str, Any]] = []
 

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_hub.pipeline.blocks import PARTS, Blocks
+from hermes_hub.pipeline.blocks import PARTS, REFRESH, Blocks
 from hermes_hub.storage import open_store
 from tests.support import until
 
@@ -98,3 +98,38 @@ async def test_small_limits_and_blocks_not_running_are_exact(tmp_path):
                 freed = await raw.read_counter("one|busy|ann", 0, now=1)  # at once, no idle wait
                 tg.cancel_scope.cancel()
     assert freed == 0 and "one|busy|ann" not in running.held
+
+
+async def test_a_burst_shares_one_refill_a_lowered_limit_is_honoured_and_a_busy_counter_stays_fresh(tmp_path):
+    async with open_store(f"sqlite:///{tmp_path}/hub.db") as raw:
+        store = CountingStore(raw)
+        blocks = Blocks(lambda: store)
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(blocks.run)
+                await until(lambda: blocks.running)
+                granted: list[bool] = []
+
+                async def call() -> None:
+                    granted.append(await take(blocks, store, "api|busy|ann", win=0))
+                async with anyio.create_task_group() as burst:  # 10 first calls at once: one block serves them
+                    for _ in range(10):
+                        burst.start_soon(call)
+                burst_writes = store.writes
+
+                # a reload lowers the limit to 200 (blocks of 3): the old block's spare units go back first
+                lowered = [await take(blocks, store, "api|busy|ann", limit=200, win=0) for _ in range(190)]
+                counted = await raw.read_counter("api|busy|ann", 0, now=1)
+                over = await take(blocks, store, "api|busy|ann", limit=200, win=0)
+
+                # a counter that keeps serving from its block still writes to the store once a REFRESH
+                before = store.writes
+                for n in range(1, 4):
+                    await blocks.give(store, "api|busy|ann", 0, 200)
+                    late = 1 + n * REFRESH
+                    assert await blocks.take(store, "api|busy|ann", 0, 200, now=late, expires_at=late + 3600)
+                refreshes = store.writes - before
+                tg.cancel_scope.cancel()
+    assert granted == [True] * 10 and burst_writes == 1
+    assert all(lowered) and counted == 200 and not over  # the 10 running and 190 more: the new limit, exactly
+    assert refreshes == 3
