@@ -26,15 +26,22 @@ def idle_timeout(default: float, overrides: dict[str, float], tool: str) -> floa
 
 
 class Deadline:
+    """One cancel scope whose deadline is the sooner of the idle timeout and the cap (or the caller's)."""
+
     def __init__(self, idle: float, cap: float, until: float | None = None) -> None:
         """``until``: the caller's deadline on the anyio clock (``CallContext.deadline``), if any."""
         self.idle, self.cap, self.until = idle, max(cap, idle), until
-        self._idle_scope = anyio.CancelScope()
-        self._cap_scope = anyio.CancelScope()
+        self._scope = anyio.CancelScope()
+        self._end = math.inf  # the cap, or the caller's deadline if that comes first
+        self._idle_at = math.inf  # when the call is idle too long (inf: paused)
+
+    def _arm(self) -> None:
+        self._scope.deadline = min(self._end, self._idle_at)
 
     def on_progress(self, forward: ProgressFn | None) -> ProgressFn:
         async def progressed(value: float, total: float | None, message: str | None) -> None:
-            self._idle_scope.deadline = anyio.current_time() + self.idle
+            self._idle_at = anyio.current_time() + self.idle
+            self._arm()
             if forward is not None:
                 await forward(value, total, message)
 
@@ -43,28 +50,30 @@ class Deadline:
     @contextmanager
     def scope(self) -> Iterator[None]:
         now = anyio.current_time()
-        self._cap_scope.deadline = min(now + self.cap if math.isfinite(self.cap) else math.inf,
-                                       math.inf if self.until is None else self.until)
-        self._idle_scope.deadline = now + self.idle
-        with self._cap_scope, self._idle_scope:
+        self._end = min(now + self.cap if math.isfinite(self.cap) else math.inf,
+                        math.inf if self.until is None else self.until)
+        self._idle_at = now + self.idle
+        self._arm()
+        with self._scope:
             yield
 
     @contextmanager
     def paused(self) -> Iterator[None]:
         """No idle timeout while the host is asked something (the cap still holds)."""
-        self._idle_scope.deadline = math.inf
+        self._idle_at = math.inf
+        self._arm()
         try:
             yield
         finally:
-            self._idle_scope.deadline = anyio.current_time() + self.idle
+            self._idle_at = anyio.current_time() + self.idle
+            self._arm()
 
     @property
     def expired(self) -> str | None:
         """Which limit ended the call: "idle", "cap", "caller", or None if it finished in time."""
-        if self.until is not None and anyio.current_time() >= self.until and (
-                self._cap_scope.cancelled_caught or self._idle_scope.cancelled_caught):
+        if not self._scope.cancelled_caught:
+            return None
+        now = anyio.current_time()
+        if self.until is not None and now >= self.until:
             return "caller"
-        if self._cap_scope.cancelled_caught or (self._idle_scope.cancelled_caught
-                                                and anyio.current_time() >= self._cap_scope.deadline):
-            return "cap"
-        return "idle" if self._idle_scope.cancelled_caught else None
+        return "cap" if now >= self._end else "idle"

@@ -136,7 +136,8 @@ class Forwarding:
         if self.link.needs_auth:
             return DownstreamError(self.name, self.link.needs_auth, e.code)
         if e.code == types.CONNECTION_CLOSED or self.link.closed.is_set():
-            return DownstreamError(self.name, f"connection lost during the request: {self._gone()}", e.code)
+            return DownstreamError(self.name, f"connection lost during the request: {self._gone()}; the call was "
+                                   "cancelled, call the tool again", e.code)
         said = e.data if isinstance(e.data, dict) else {}  # see downstream/http_status.py
         return DownstreamError(self.name, e.message, e.code, http_status=said.get(HTTP_STATUS_KEY),
                                retry_after=said.get(RETRY_AFTER_KEY))

@@ -101,11 +101,11 @@ class StdioLane:
                 raise MCPError(types.CONNECTION_CLOSED, self.gone or "the server's stdin is closed") from e
             while True:
                 await waiting.wake.wait()
-                waiting.wake = anyio.Event()
                 while waiting.events:
                     await self._deliver(waiting, *waiting.events.popleft())
                 if waiting.done:
                     break
+                waiting.wake = anyio.Event()  # no await since the queue was emptied: nothing put is missed
         except BaseException:
             if written and not waiting.done and self.gone is None:  # cancelled: tell the child, as the SDK does
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1):
