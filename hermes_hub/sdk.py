@@ -28,6 +28,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
+import mcp.types as types
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -117,6 +118,18 @@ async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | Non
 Reader = Callable[[bytes | None], tuple[SessionMessage | None, bytes | None]]
 
 
+def _wire_line(m: SessionMessage) -> bytes:
+    """One message as the SDK frames it; a message pydantic cannot write (a lone surrogate in a string)
+    goes out as an error for its request rather than ending the connection."""
+    try:
+        return m.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    except ValueError:
+        rid = getattr(m.message, "id", None)
+        error = types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(
+            code=types.INTERNAL_ERROR, message="the answer held text that is not valid Unicode (a lone surrogate)"))
+        return error.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+
+
 @asynccontextmanager
 async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK server's (read, write) streams over the process's stdin and stdout, as
@@ -161,7 +174,7 @@ async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any,
     async def pump_out() -> None:
         async with from_server:
             async for m in from_server:
-                writer.write(m.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
+                writer.write(_wire_line(m))
                 await writer.drain()
 
     try:

@@ -60,3 +60,15 @@ async def test_a_call_the_2026_host_cancels_over_stdio_is_cancelled_and_audited(
             rows = await until(audited, timeout=None)  # bounded by fail_after
     assert after.content[0].text == "still serving"
     assert [(r["outcome"], r["error"]) for r in rows["calls"]] == [("error", "cancelled")]
+
+
+def test_an_answer_pydantic_cannot_write_goes_out_as_an_error_for_its_request():
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+
+    from hermes_hub.sdk import _wire_line
+
+    line = _wire_line(SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=3, result={"text": "\ud800"})))
+    answer = json.loads(line)
+    assert line.endswith(b"\n") and answer["id"] == 3 and answer["error"]["code"] == types.INTERNAL_ERROR
+    assert "not valid Unicode" in answer["error"]["message"]
