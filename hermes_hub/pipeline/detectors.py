@@ -138,10 +138,6 @@ class Detector:
     def __post_init__(self) -> None:
         object.__setattr__(self, "program", _re2(self.pattern))
 
-    def may_match(self, text: str, digits: int) -> bool:
-        """False when no candidate in ``text`` (``digits`` of them) can pass the check: a scan saved."""
-        return digits >= self.min_digits and (not self.needs or self.needs in text)
-
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self.program.finditer(text):  # type: ignore[attr-defined]
             start, end = m.span()
@@ -197,7 +193,7 @@ _KEY_STARTS = {"openai_anthropic": ("sk-",), "github": ("gh", "github_pat_"), "a
 _API_KEYS = tuple((_KEY_STARTS.get(name), re.compile(p)) for name, p in FORMATS.items())
 _ANY_START = re.compile("|".join(re.escape(s) for starts in _KEY_STARTS.values() for s in starts))
 _NO_DIGITS = str.maketrans("", "", "0123456789")
-_BEARER_STARTS = ("bearer", "basic")
+_BEARER_START = re.compile("bearer|basic", re.IGNORECASE)
 
 
 class Redactor:
@@ -206,6 +202,9 @@ class Redactor:
     def __init__(self, detectors: Sequence[str], patterns: Mapping[str, str] | None = None) -> None:
         self.detectors = tuple(d for d in ORDER if d in detectors)
         self.patterns = {name: _re2(p) for name, p in (patterns or {}).items()}
+        # (placeholder kind, detector) in scan order, after the API keys and the custom patterns
+        self.scans = tuple((name, DETECTORS[part]) for name in self.detectors if name != "api_key"
+                           for part in (("ipv4", "ipv6") if name == "ip" else (name,)))
 
     def session(self) -> Found:
         return Found(self)
@@ -236,12 +235,10 @@ class Found:
             text = self._replace(text, ((m.start(), m.end()) for m in program.finditer(text)  # type: ignore[attr-defined]
                                         if m.end() > m.start()), name)
         digits = len(text) - len(text.translate(_NO_DIGITS))  # placeholders put in later add none a check takes
-        for name in self.redactor.detectors:
-            if name == "api_key":
-                continue
-            for d in (DETECTORS["ipv4"], DETECTORS["ipv6"]) if name == "ip" else (DETECTORS[name],):
-                if d.may_match(text, digits):
-                    text = self._replace(text, d.spans(text), name, d.key)
+        for kind, d in self.redactor.scans:
+            # a text with fewer digits (or without the character) than a check needs is not scanned
+            if digits >= d.min_digits and (not d.needs or d.needs in text):
+                text = self._replace(text, d.spans(text), kind, d.key)
         return text
 
     def _replace(self, text: str, spans: Iterator[tuple[int, int]], kind: str,
@@ -262,8 +259,7 @@ class Found:
         for starts, pattern in _API_KEYS:
             if starts is None or started and any(s in text for s in starts):
                 text = pattern.sub(lambda m: self.placeholder("api_key", m.group()), text)
-        lower = text.lower()
-        if not any(s in lower for s in _BEARER_STARTS):
+        if _BEARER_START.search(text) is None:
             return text
         return BEARER.sub(lambda m: m.group("lead") + self.placeholder("api_key", m.group()[len(m.group("lead")):]),
                           text)

@@ -75,11 +75,18 @@ class Limits:
         self.rules = [(r.name or f"limits[{i}]", r) for i, r in enumerate(rules)]
         self.store, self.clock = store, clock
         self.units = units or blocks.Blocks(store)  # large limits' units, a block at a time (``blocks``)
+        self._covering: dict[tuple[str, str, str], list[tuple[str, LimitRule]]] = {}
 
     def covering(self, user_id: str, tool: str, server: str) -> list[tuple[str, LimitRule]]:
-        return [(name, r) for name, r in self.rules
+        key = (user_id, tool, server)
+        if (known := self._covering.get(key)) is None:
+            if len(self._covering) > 4096:  # bounded: users x tools, the globs matched once each
+                self._covering.clear()
+            known = self._covering[key] = [
+                (name, r) for name, r in self.rules
                 if any(fnmatchcase(user_id, g) for g in r.users) and any(fnmatchcase(tool, g) for g in r.tools)
                 and any(fnmatchcase(server, g) for g in r.servers)]
+        return known
 
     async def __call__(self, call: Call, proceed: Send) -> Result:
         store = self.store()
@@ -105,23 +112,22 @@ class Limits:
     async def _take(self, store: Counters, name: str, rule: LimitRule, call: Call,
                     taken: list[tuple[str, float, int]]) -> Refusal | None:
         who = call.user_id if rule.per_user else "*"
-        scope = _scope(rule, who)
         now = self.clock()
         if rule.tokens_per_day is not None and (call.server, call.original) == AGENT_TOOL:
             day = math.floor(now / DAY) * DAY
             if await store.read_counter(f"{name}|tokens|{who}", day, now=now) >= rule.tokens_per_day:
-                return Refusal(name, f"{rule.tokens_per_day:,} model tokens a day {scope}", day + DAY, now)
+                return Refusal(name, f"{rule.tokens_per_day:,} model tokens a day {_scope(rule, who)}", day + DAY, now)
         if rule.calls_per_minute is not None:
             win = math.floor(now / MINUTE) * MINUTE
             counter = f"{name}|minute|{who}"
             if not await self.units.take(store, counter, win, rule.calls_per_minute, now=now,
                                          expires_at=win + MINUTE):
-                return Refusal(name, f"{_calls(rule.calls_per_minute)} a minute {scope}", win + MINUTE, now)
+                return Refusal(name, f"{_calls(rule.calls_per_minute)} a minute {_scope(rule, who)}", win + MINUTE, now)
             taken.append((counter, win, rule.calls_per_minute))
         if rule.concurrent is not None:
             counter = f"{name}|busy|{who}"
             if not await self.units.take(store, counter, 0, rule.concurrent, now=now, expires_at=now + LEASE):
-                return Refusal(name, f"{_calls(rule.concurrent)} at once {scope}", None, now)
+                return Refusal(name, f"{_calls(rule.concurrent)} at once {_scope(rule, who)}", None, now)
             taken.append((counter, 0, rule.concurrent))
         return None
 

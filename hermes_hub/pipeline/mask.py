@@ -45,10 +45,16 @@ class MaskStep:
         self.vault = vault
         self.seal_limit = 2 * max_result_bytes + 64 * 1024  # the JSON of a result the catalog has cut to size
         self._pruned = 0.0
+        self._covered: dict[tuple[str, str], bool] = {}  # (server, tool) -> covered, the globs matched once
 
     def covers(self, call: Call) -> bool:
-        return (any(fnmatchcase(call.server, g) for g in self.config.servers)
-                and any(fnmatchcase(call.tool, g) for g in self.config.tools))
+        key = (call.server, call.tool)
+        if (known := self._covered.get(key)) is None:
+            if len(self._covered) > 4096:  # bounded: a catalog's tools, and no more
+                self._covered.clear()
+            known = self._covered[key] = (any(fnmatchcase(call.server, g) for g in self.config.servers)
+                                          and any(fnmatchcase(call.tool, g) for g in self.config.tools))
+        return known
 
     async def __call__(self, call: Call, proceed: Send) -> Result:
         result = await proceed()
