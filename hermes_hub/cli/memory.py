@@ -56,8 +56,8 @@ def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | 
 
         async with _memories(config, user) as (memories, uid):
             chosen = ("memories", "sessions") if sources == "both" else (sources,)
-            with anyio.move_on_after(30):  # a one-shot recall first embeds what earlier commands left unindexed
-                await memories.indexer.wait_idle()
+            with anyio.move_on_after(30):  # a one-shot recall first indexes what earlier commands left unindexed
+                await memories.indexer.drain()  # here: no indexing loop runs in a one-shot command
             items = await memories.recall(uid, RecallQuery(query, limit=limit, sources=chosen))
         if as_json:
             click.echo(json.dumps([i.model_dump(mode="json", exclude_none=True) for i in items], indent=2,
