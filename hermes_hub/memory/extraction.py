@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -225,11 +224,7 @@ def _cut(text: str) -> str:
 
 def _decisions(text: str) -> list[dict[str, Any]]:
     """The decisions of the model's answer; ``ValueError`` if it is not the JSON asked for."""
-    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"the model's answer is not JSON ({e.msg}); it began {text[:80]!r}") from e
+    data = model.judge_json(text)
     items = data.get("decisions") if isinstance(data, dict) else data
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise ValueError("the model's answer has no 'decisions' list of objects")

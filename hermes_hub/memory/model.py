@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -133,6 +134,19 @@ def parse_time(value: Any, what: str) -> datetime | None:
             return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise InvalidInput(f"{what} {quoted(str(value))} is not an ISO 8601 time; write e.g. '2026-05-07' or "
                        f"'2026-05-07T14:30:00+02:00'")
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+def judge_json(answer: str) -> Any:
+    """The JSON a judge model was asked to answer with (a ```json fence around it allowed); ``ValueError``
+    saying what came instead when it is not JSON."""
+    body = _FENCE.sub("", answer.strip())
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the model's answer is not JSON ({e.msg}); it began {answer[:80]!r}") from e
 
 
 def looks_like_injection(text: str) -> bool:

@@ -13,9 +13,7 @@ session. It is data, never instructions: a model reads it under a header saying 
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -105,11 +103,7 @@ def _line(m: dict[str, Any]) -> str:
 
 def _parsed(answer: str) -> str:
     """The working memory in the judge's answer; ``ValueError`` if it is not the JSON asked for."""
-    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", answer.strip())
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"the model's answer is not JSON ({e.msg}); it began {answer[:80]!r}") from e
+    data = model.judge_json(answer)
     text = data.get("working") if isinstance(data, dict) else None
     if not isinstance(text, str):
         raise ValueError("the model's answer has no 'working' text")
