@@ -187,6 +187,13 @@ async def served_hub(config: dict[str, Any], tmp_path: Path) -> AsyncIterator[st
         yield served.url
 
 
+
+class Progress(list[str]):
+    """A host's progress callback that keeps each message, in order (``progress_callback=progress``)."""
+
+    async def __call__(self, value: float, total: float | None, message: str | None) -> None:
+        self.append(message or "")
+
 # The hub's own tools, as the local user (an admin) sees them.
 BUILTIN_TOOLS = {
     "hermes_hub_status", "hermes_hub_reload", "hermes_audit_query",

@@ -13,7 +13,7 @@ from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.call import CallContext, Identity
-from tests.support import toy, until
+from tests.support import Progress, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -50,17 +50,14 @@ async def run(host: Client, task: str, **args: Any) -> types.CallToolResult:
 
 
 async def test_a_run_calls_a_tool_through_the_catalog_and_answers_and_the_session_keeps_every_message(tmp_path):
-    progress: list[str] = []
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(message or "")
+    progress = Progress()
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
         async with Client(hub.server, mode="legacy") as host:
             with anyio.fail_after(60):
                 result = await host.call_tool("hermes_agent_run", {"task": "please say hello through the tool"},
-                                              progress_callback=on_progress)
+                                              progress_callback=progress)
             out = result.structured_content
             history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
                        ).structured_content["messages"]

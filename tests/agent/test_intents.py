@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from tests.support import demo
+from tests.support import Progress, demo
 
 pytestmark = pytest.mark.anyio
 
@@ -64,15 +64,12 @@ async def trace(host: Client, run_id: str) -> list[dict[str, Any]]:
 
 
 async def test_a_request_with_two_intents_routes_to_both_in_order_and_offers_only_their_tools(tmp_path):
-    progress: list[str] = []
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(message or "")
+    progress = Progress()
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
         async with Client(hub.server, mode="legacy") as host:
-            out = await run(host, "remind me at five and show my Monday", progress_callback=on_progress)
+            out = await run(host, "remind me at five and show my Monday", progress_callback=progress)
             events = await trace(host, out["run_id"])
     assert (out["stop_reason"], out["intents"]) == ("answered", ["remind", "schedule"])
     assert [c["name"] for c in out["tool_calls"]] == ["reminders_send_reminder", "calendar_query"]

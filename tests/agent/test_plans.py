@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from tests.support import demo
+from tests.support import Progress, demo
 
 pytestmark = pytest.mark.anyio
 
@@ -48,17 +48,14 @@ def write_hub(tmp_path) -> str:
 
 
 async def test_a_plan_is_revised_when_a_result_contradicts_it_and_the_trace_shows_both(tmp_path):
-    progress: list[str] = []
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(message or "")
+    progress = Progress()
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
         async with Client(hub.server, mode="legacy") as host:
             with anyio.fail_after(60):
                 out = (await host.call_tool("hermes_agent_run", {"task": TASK, "profile": "planner"},
-                                            progress_callback=on_progress)).structured_content
+                                            progress_callback=progress)).structured_content
                 trace: list[dict[str, Any]] = (await host.call_tool(
                     "hermes_trace_get", {"run_id": out["run_id"], "prompt": True})).structured_content["events"]
     assert (out["answer"], out["stop_reason"]) == ("Monday 2026-12-07 has no meetings, so I set no reminder.", "answered")

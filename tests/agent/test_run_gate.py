@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes_hub.agent.gate import RunGate
-from tests.support import serve_process, toy, until
+from tests.support import Progress, serve_process, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -27,10 +27,7 @@ async def test_a_run_past_max_concurrent_waits_with_a_message_and_can_be_cancell
     (tmp_path / "model.json").write_text(json.dumps(RULES))
     config = {"mcpServers": {"toy": toy()}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
               "agent": {"provider": "scripted", "script": "model.json", "max_concurrent": 1}}
-    heard: list[str] = []
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        heard.append(message or "")
+    heard = Progress()
 
     async with serve_process(config, tmp_path) as served:
         with anyio.fail_after(90):
@@ -56,7 +53,7 @@ async def test_a_run_past_max_concurrent_waits_with_a_message_and_can_be_cancell
 
                         tg.start_soon(give_up_once_queued)
                         await second.call_tool("hermes_agent_run", {"task": "quick one"},
-                                               progress_callback=on_progress)
+                                               progress_callback=heard)
                     await until(lambda: _is(gate, waiting=0), timeout=30)
                     assert first == {}  # the first run is still going: the cancelled one left the queue
                 quick = (await host.call_tool("hermes_agent_run", {"task": "quick one"})).structured_content
