@@ -19,7 +19,6 @@ mean per look-up; then the ratios with hints over without.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -34,6 +33,7 @@ import anyio
 import mcp.types as types
 from mcp import Client
 
+from bench import run_alone
 from bench.proxy import ROOT, _hub_ready, free_port, http_process
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -133,9 +133,7 @@ def render(doc: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.cache", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    anyio.run(run, parser.parse_args().quick)
+    run_alone("cache", run, __doc__)
 
 
 if __name__ == "__main__":

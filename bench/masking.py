@@ -18,7 +18,6 @@ median time per call, and the ratio.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -28,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 
+from bench import run_alone
 from hermes_hub.call import CallContext, Identity
 from hermes_hub.config.guard_rules import DETECTORS, MaskSection
 from hermes_hub.pipeline import Call, Pipeline
@@ -190,9 +189,7 @@ async def run(quick: bool = False) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.masking", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    anyio.run(run, parser.parse_args().quick)
+    run_alone("masking", run, __doc__)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ Printed: median and p90 per call, and the ratio of the two medians (measured in 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import tempfile
@@ -25,6 +24,7 @@ import httpx2
 from mcp import Client
 from mcp.shared.auth import AuthorizationCodeResult
 
+from bench import run_alone
 from bench.proxy import table
 from hermes_hub.config import parse_config
 from hermes_hub.downstream.signin import sign_in
@@ -101,6 +101,4 @@ async def run(quick: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    anyio.run(run, parser.parse_args().quick)
+    run_alone("oauth", run, __doc__)

@@ -18,7 +18,6 @@ Target: an OAuth check under 0.2 ms (p50). Blocks alternate between the routes s
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import tempfile
@@ -27,8 +26,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 
+from bench import run_alone
 from hermes_hub.authorization.grants import Grants
 from hermes_hub.authorization.verifier import Verifier
 from hermes_hub.call import Identity
@@ -108,9 +107,7 @@ async def run(quick: bool = False) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.oauth_tokens", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    anyio.run(run, parser.parse_args().quick)
+    run_alone("oauth_tokens", run, __doc__)
 
 
 if __name__ == "__main__":

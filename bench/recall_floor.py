@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import anyio
 

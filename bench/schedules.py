@@ -14,7 +14,6 @@ Printed per route: the cost of an idle look (plan + claim finding nothing), and 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -26,6 +25,7 @@ from typing import Any, TextIO
 
 import anyio
 
+from bench import run_alone
 from hermes_hub.config.sections import SchedulesSection
 from hermes_hub.schedules import Clock, Inbox, Scheduler
 from hermes_hub.storage import open_store
@@ -111,9 +111,7 @@ def render(doc: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.schedules", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
-    anyio.run(run, parser.parse_args().quick)
+    run_alone("schedules", run, __doc__)
 
 
 if __name__ == "__main__":
