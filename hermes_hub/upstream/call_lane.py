@@ -23,7 +23,7 @@ import anyio
 import mcp.types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
 from mcp import MCPError
-from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from mcp.shared.inbound import InboundLadderRejection, InboundModernRoute, classify_inbound_request
 from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, handler_exception_to_error_data
 from mcp.shared.message import SessionMessage
 from mcp.types import methods as spec
@@ -63,8 +63,8 @@ class CallLane:
             if isinstance(msg, types.JSONRPCRequest):
                 if self.modern is None:
                     self.modern = msg.method != "initialize" and has_modern_envelope(msg.params)
-                elif self.modern and msg.method == "tools/call" and (version := self._takes(msg)):
-                    self.tg.start_soon(self._serve, msg, version)
+                elif self.modern and msg.method == "tools/call" and (route := self._takes(msg)):
+                    self.tg.start_soon(self._serve, msg, route)
                     continue
             elif isinstance(msg, types.JSONRPCNotification) and msg.method == "notifications/cancelled":
                 scope = self.in_flight.get(cancelled_request_id_from_params(msg.params))  # type: ignore[arg-type]
@@ -85,48 +85,24 @@ class CallLane:
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def _takes(self, msg: types.JSONRPCRequest) -> str | None:
-        """The request's protocol version if this lane serves it as the SDK would, else None."""
-        params = msg.params or {}
-        meta = params.get("_meta")
-        if not isinstance(meta, dict) or "progressToken" in meta or types.LOG_LEVEL_META_KEY in meta:
+    def _takes(self, msg: types.JSONRPCRequest) -> InboundModernRoute | None:
+        """The request's route if this lane serves it as the SDK would, else None."""
+        if msg.id in self.in_flight:
             return None
-        if TASKS_EXTENSION in ((meta.get(types.CLIENT_CAPABILITIES_META_KEY) or {}).get("extensions") or {}):
-            return None  # the hub may answer with a task: the SDK's path, through task_protocol.py
-        if params.get("inputResponses") is not None or params.get("requestState") is not None:
-            return None
-        if self.server.cache_hints.get("tools/call") is not None or msg.id in self.in_flight:
-            return None
-        if spans_exported():  # the SDK's path makes the request's span and continues the host's traceparent
-            return None
-        route = classify_inbound_request({"method": msg.method, "params": params})
-        if isinstance(route, InboundLadderRejection):
-            return None
-        try:
-            spec.validate_client_request(msg.method, route.protocol_version, params)
-            types.CallToolRequestParams.model_validate(params, by_name=False)
-        except Exception:  # noqa: BLE001 - the SDK answers with the exact error
-            return None
-        return route.protocol_version
+        return plain_call(self.server, msg.method, msg.params or {})
 
-    async def _serve(self, msg: types.JSONRPCRequest, version: str) -> None:
+    async def _serve(self, msg: types.JSONRPCRequest, route: InboundModernRoute) -> None:
         params = msg.params or {}
-        ctx = CallContext(self.caller, host=HostChannel(why_not=self.why_not, key=msg.id),
-                          rounds=InputRounds(None, None))
+        ctx = CallContext(self.caller, host=host_channel(route, msg.id, self.why_not), rounds=InputRounds(None, None))
         reply: types.JSONRPCResponse | types.JSONRPCError | None = None
         with anyio.CancelScope() as scope:
             self.in_flight[msg.id] = scope
             try:
                 result = await self.catalog.call_tool(params["name"], params.get("arguments"), ctx)
-                reply = types.JSONRPCResponse(jsonrpc="2.0", id=msg.id, result=self._wire(result, version))
+                reply = types.JSONRPCResponse(jsonrpc="2.0", id=msg.id,
+                                              result=wire(result, route.protocol_version, self.server))
             except Exception as exc:  # noqa: BLE001 - mapped as the SDK maps a handler's exception
-                if isinstance(exc, HubError):
-                    exc = self.protocol_error(exc)
-                error = handler_exception_to_error_data(exc)
-                if error is None:
-                    log.exception("tools/call handler raised")
-                    error = types.ErrorData(code=types.INTERNAL_ERROR, message="Internal server error")
-                reply = types.JSONRPCError(jsonrpc="2.0", id=msg.id, error=error)
+                reply = types.JSONRPCError(jsonrpc="2.0", id=msg.id, error=error_data(exc, self.protocol_error))
             finally:
                 del self.in_flight[msg.id]
         if reply is None:  # cancelled
@@ -136,21 +112,69 @@ class CallLane:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the host is gone
 
-    def _wire(self, result: types.CallToolResult | types.InputRequiredResult, version: str) -> dict[str, Any]:
-        """The result as the SDK's runner puts it on the wire (``ServerRunner._serialize``)."""
-        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        result_type = dumped.get("resultType")
-        if not isinstance(result_type, str) or result_type in CORE_RESULT_TYPES:
-            try:
-                dumped = spec.serialize_server_result("tools/call", version, dumped)
-            except ValidationError:
-                log.exception("handler for 'tools/call' returned an invalid result")
-                raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
-        dumped.setdefault("resultType", "complete")
-        meta = dumped.get("_meta")
-        if meta is None or (isinstance(meta, dict) and meta.get(types.SERVER_INFO_META_KEY) is None):
-            dumped["_meta"] = {**(meta or {}), types.SERVER_INFO_META_KEY: self.server.server_info_stamp}
-        return dumped
+
+def plain_call(server: Any, method: str, params: dict[str, Any],
+               headers: dict[str, str] | None = None) -> InboundModernRoute | None:
+    """The route of a ``tools/call`` a lane may serve exactly as the SDK would, else None: no progress
+    token, log level, task or input-required answers (those need the SDK's per-request session), no
+    cache hints or exported spans, and an envelope and params that pass the SDK's own checks
+    (``headers``: the HTTP request's, which the envelope must agree with)."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or "progressToken" in meta or types.LOG_LEVEL_META_KEY in meta:
+        return None
+    if TASKS_EXTENSION in ((meta.get(types.CLIENT_CAPABILITIES_META_KEY) or {}).get("extensions") or {}):
+        return None  # the hub may answer with a task: the SDK's path, through task_protocol.py
+    if params.get("inputResponses") is not None or params.get("requestState") is not None:
+        return None
+    if server.cache_hints.get("tools/call") is not None:
+        return None
+    if spans_exported():  # the SDK's path makes the request's span and continues the host's traceparent
+        return None
+    route = classify_inbound_request({"method": method, "params": params}, headers=headers)
+    if isinstance(route, InboundLadderRejection):
+        return None
+    try:
+        spec.validate_client_request(method, route.protocol_version, params)
+        types.CallToolRequestParams.model_validate(params, by_name=False)
+    except Exception:  # noqa: BLE001 - the SDK answers with the exact error
+        return None
+    return route
+
+
+def host_channel(route: InboundModernRoute, key: Any, why_not: str) -> HostChannel:
+    """A 2026-07-28 host's way back, as ``server._host_channel`` builds it: the kinds of question it
+    declared it answers as input-required rounds."""
+    caps = route.client_capabilities if isinstance(route.client_capabilities, dict) else {}
+    rounds = tuple(kind for kind in ("elicitation", "sampling") if caps.get(kind) is not None)
+    return HostChannel(why_not=why_not, key=key, in_rounds=rounds)
+
+
+def error_data(exc: Exception, protocol_error: ProtocolError) -> types.ErrorData:
+    """A handler's exception as the SDK's runner puts it on the wire."""
+    if isinstance(exc, HubError):
+        exc = protocol_error(exc)
+    error = handler_exception_to_error_data(exc)
+    if error is None:
+        log.exception("tools/call handler raised")
+        error = types.ErrorData(code=types.INTERNAL_ERROR, message="Internal server error")
+    return error
+
+
+def wire(result: types.CallToolResult | types.InputRequiredResult, version: str, server: Any) -> dict[str, Any]:
+    """The result as the SDK's runner puts it on the wire (``ServerRunner._serialize``)."""
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    result_type = dumped.get("resultType")
+    if not isinstance(result_type, str) or result_type in CORE_RESULT_TYPES:
+        try:
+            dumped = spec.serialize_server_result("tools/call", version, dumped)
+        except ValidationError:
+            log.exception("handler for 'tools/call' returned an invalid result")
+            raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
+    dumped.setdefault("resultType", "complete")
+    meta = dumped.get("_meta")
+    if meta is None or (isinstance(meta, dict) and meta.get(types.SERVER_INFO_META_KEY) is None):
+        dumped["_meta"] = {**(meta or {}), types.SERVER_INFO_META_KEY: server.server_info_stamp}
+    return dumped
 
 
 @asynccontextmanager
