@@ -72,6 +72,14 @@ class HostChannel:
 
 
 NO_HOST = HostChannel(why_not="the call did not come from a host that can be asked")
+MODERN_HOST_WHY_NOT = "the calling host speaks 2026-07-28, which takes such requests only as input-required results"
+ASKS_NOTHING_WHY_NOT = "the calling host (2026-07-28) declared neither elicitation nor sampling, so it cannot be asked"
+
+
+def modern_host(key: Hashable, in_rounds: tuple[str, ...]) -> HostChannel:
+    """A 2026-07-28 host's way back: the kinds of question it declared it answers, as input-required rounds."""
+    return HostChannel(why_not=MODERN_HOST_WHY_NOT if in_rounds else ASKS_NOTHING_WHY_NOT, key=key,
+                       in_rounds=in_rounds)
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,14 @@ async def test_a_2026_host_that_answers_questions_gets_the_servers_question_as_a
     assert not result.is_error and result.content[0].text == "accept: True"
 
 
+async def test_a_2026_host_that_answers_nothing_is_never_sent_a_round_and_is_told_why(served):
+    with anyio.fail_after(60):
+        async with Client(streamable_http_client(served.url)) as host:  # no elicitation callback: none declared
+            result = await host.call_tool("toy_confirm", {"question": "Ship it?"})
+    assert result.is_error
+    assert "declared neither elicitation nor sampling, so it cannot be asked" in result.content[0].text
+
+
 async def test_the_lane_answers_as_the_sdk_does_status_and_body(served):
     async with httpx2.AsyncClient(timeout=30) as http:
         body, headers = raw_call("toy_add", {"a": 2, "b": 3}, request_id="seven")

@@ -52,10 +52,12 @@ class Forwarding:
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, ctx: CallContext
     ) -> types.CallToolResult | types.InputRequiredResult:
-        if ctx.rounds is not None and (self.bridge.owns(ctx.rounds)
-                                       or self.ready_client().protocol_version not in MODERN_PROTOCOL_VERSIONS):
-            # A 2026-07-28 host and a server that may push requests: run the call on the bridge
-            # (a host's answer goes there even if the server restarted meanwhile: it says so).
+        if ctx.rounds is not None and (self.bridge.owns(ctx.rounds) or (
+                ctx.host.in_rounds and self.ready_client().protocol_version not in MODERN_PROTOCOL_VERSIONS)):
+            # A 2026-07-28 host that answers questions and a server that may push them: run the call on
+            # the bridge (a host's answer goes there even if the server restarted meanwhile: it says so).
+            # A host that declared it answers none is never sent a round it cannot answer: a pushed
+            # question is refused with the reason, as for any host that cannot be asked.
             return await self.bridge.call(ctx, lambda parked: self._call(name, arguments, parked))
         return await self._call(name, arguments, ctx)
 

@@ -30,7 +30,7 @@ from mcp.types import methods as spec
 from mcp_types import CORE_RESULT_TYPES
 from pydantic import ValidationError
 
-from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
+from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, modern_host
 from hermes_hub.errors import HubError
 from hermes_hub.sdk import has_modern_envelope  # the SDK's own era test (private; see sdk.py)
 from hermes_hub.telemetry.tracing import enabled as spans_exported
@@ -46,11 +46,10 @@ class CallLane:
     """A receive stream for the SDK server that serves eligible ``tools/call`` requests itself."""
 
     def __init__(self, inner: Stream, write: ObjectSendStream[SessionMessage], tg: TaskGroup, *,
-                 catalog: Surface, server: Any, caller: Identity, protocol_error: ProtocolError,
-                 why_not: str) -> None:
+                 catalog: Surface, server: Any, caller: Identity, protocol_error: ProtocolError) -> None:
         self.inner, self.write, self.tg = inner, write, tg
         self.catalog, self.server, self.caller = catalog, server, caller
-        self.protocol_error, self.why_not = protocol_error, why_not
+        self.protocol_error = protocol_error
         self.modern: bool | None = None  # decided by the first request, as the SDK decides the era
         self.in_flight: dict[types.RequestId, anyio.CancelScope] = {}
 
@@ -93,7 +92,7 @@ class CallLane:
 
     async def _serve(self, msg: types.JSONRPCRequest, route: InboundModernRoute) -> None:
         params = msg.params or {}
-        ctx = CallContext(self.caller, host=host_channel(route, msg.id, self.why_not), rounds=InputRounds(None, None))
+        ctx = CallContext(self.caller, host=host_channel(route, msg.id), rounds=InputRounds(None, None))
         reply: types.JSONRPCResponse | types.JSONRPCError | None = None
         with anyio.CancelScope() as scope:
             self.in_flight[msg.id] = scope
@@ -141,12 +140,11 @@ def plain_call(server: Any, method: str, params: dict[str, Any],
     return route
 
 
-def host_channel(route: InboundModernRoute, key: Any, why_not: str) -> HostChannel:
+def host_channel(route: InboundModernRoute, key: Any) -> HostChannel:
     """A 2026-07-28 host's way back, as ``server._host_channel`` builds it: the kinds of question it
     declared it answers as input-required rounds."""
     caps = route.client_capabilities if isinstance(route.client_capabilities, dict) else {}
-    rounds = tuple(kind for kind in ("elicitation", "sampling") if caps.get(kind) is not None)
-    return HostChannel(why_not=why_not, key=key, in_rounds=rounds)
+    return modern_host(key, tuple(kind for kind in ("elicitation", "sampling") if caps.get(kind) is not None))
 
 
 def error_data(exc: Exception, protocol_error: ProtocolError) -> types.ErrorData:
@@ -182,10 +180,10 @@ async def call_lane(hub: Any, read: Stream, write: ObjectSendStream[SessionMessa
                     endpoint: Any = None) -> AsyncIterator[Any]:
     """``read`` for ``hub``'s SDK server, with eligible ``tools/call`` requests served beside it;
     the caller is the hub's local user, as for every stdio request."""
-    from hermes_hub.upstream.server import MODERN_HOST_WHY_NOT, _protocol_error
+    from hermes_hub.upstream.server import _protocol_error
 
     async with anyio.create_task_group() as tg:
         catalog, server = (hub.catalog, hub.server) if endpoint is None else (endpoint.view, endpoint.server)
         yield CallLane(read, write, tg, catalog=catalog, server=server, caller=hub.identify(None),
-                       protocol_error=_protocol_error, why_not=MODERN_HOST_WHY_NOT)
+                       protocol_error=_protocol_error)
         tg.cancel_scope.cancel()  # the host's stream ended: calls still running are abandoned

@@ -42,7 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from hermes_hub.call import CallContext, InputRounds
 from hermes_hub.identity import IDENTITY_KEY
 from hermes_hub.upstream.call_lane import error_data, host_channel, plain_call, wire
-from hermes_hub.upstream.server import MODERN_HOST_WHY_NOT, _protocol_error
+from hermes_hub.upstream.server import _protocol_error
 
 PING_INTERVAL: Final = 15.0  # the SDK's: JSON if the call ends sooner, else SSE with keep-alive pings
 _PARAM_PREFIX: Final = MCP_PARAM_HEADER_PREFIX.lower()
@@ -108,7 +108,7 @@ class HttpLane:
                      request: dict[str, Any], route: InboundModernRoute) -> None:
         request_id, params = request["id"], request["params"]
         caller = scope["state"][IDENTITY_KEY]
-        ctx = CallContext(caller, host=host_channel(route, request_id, MODERN_HOST_WHY_NOT), rounds=InputRounds(None, None))
+        ctx = CallContext(caller, host=host_channel(route, request_id), rounds=InputRounds(None, None))
         reply: dict[str, Any] = {}
         done = anyio.Event()
 

@@ -30,7 +30,7 @@ from mcp.types import methods as spec
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from hermes_hub.aggregation import apps
-from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute
+from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, LogRoute, modern_host
 from hermes_hub.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.sdk import host_connection, without_request_spans
 from hermes_hub.telemetry.tracing import enabled as spans_exported
@@ -43,7 +43,6 @@ from hermes_hub.upstream.tasks import TaskBoard
 log = logging.getLogger("hermes_hub.upstream")
 Ctx = ServerRequestContext[Any]
 LOG_LEVEL = "hermes-hub/log-level"  # key in a host connection's state: its logging/setLevel
-MODERN_HOST_WHY_NOT = "the calling host speaks 2026-07-28, which takes such requests only as input-required results"
 
 # The hub serves logging and resource subscriptions on purpose, deprecated at 2026-07-28 or not.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning, module=__name__)
@@ -126,7 +125,7 @@ def _host_channel(ctx: Ctx) -> HostChannel:
         if isinstance(ctx.session, TaskSession):  # a host's task: its questions wait in the task
             return ctx.session.channel(caps, ctx.request_id)
         rounds = tuple(kind for kind, cap in (("elicitation", caps.elicitation), ("sampling", caps.sampling)) if cap)
-        return HostChannel(why_not=MODERN_HOST_WHY_NOT, key=ctx.request_id, in_rounds=rounds)
+        return modern_host(ctx.request_id, rounds)
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
     async def elicit(params: types.ElicitRequestParams) -> types.ElicitResult:
