@@ -116,6 +116,7 @@ async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | Non
 
 
 Reader = Callable[[bytes | None], tuple[SessionMessage | None, bytes | None]]
+WriteLine = Callable[[bytes], Awaitable[None]]
 
 
 def _wire_line(m: SessionMessage) -> bytes:
@@ -124,18 +125,24 @@ def _wire_line(m: SessionMessage) -> bytes:
     try:
         return m.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
     except ValueError:
-        rid = getattr(m.message, "id", None)
-        error = types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(
-            code=types.INTERNAL_ERROR, message="the answer held text that is not valid Unicode (a lone surrogate)"))
-        return error.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+        return unwritable(getattr(m.message, "id", None))
+
+
+def unwritable(request_id: Any) -> bytes:
+    """The line that answers ``request_id`` when its answer cannot be written as JSON."""
+    error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
+        code=types.INTERNAL_ERROR, message="the answer held text that is not valid Unicode (a lone surrogate)"))
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
 
 
 @asynccontextmanager
-async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any, Any]]:
+async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any, Any, WriteLine | None]]:
     """The SDK server's (read, write) streams over the process's stdin and stdout, as
     ``mcp.server.stdio.stdio_server`` gives them, but from asyncio pipes; ``read(line)`` turns each
     wire line (None: one over ``max_line``) into a message for the server and/or an answer the hub
-    writes itself. A stdin that is not a pipe (a file) gets the SDK's own ``stdio_server``.
+    writes itself. The third item writes a whole line straight to stdout (the call lane's answers),
+    between the lines the server's stream writes. A stdin that is not a pipe (a file) gets the SDK's
+    own ``stdio_server``, and no third item (None).
 
     Why (``serving/stdio.py``; bench/README.md): the SDK reads and writes stdio with a thread per
     line, a quarter of the hub's CPU per call; and it drops a line it cannot parse without a word,
@@ -145,8 +152,8 @@ async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any,
     Breaks: ``tests/test_serve.py``, ``tests/test_chain.py``, ``tests/interop``.
     """
     if not (_is_pipe_like(0) and _is_pipe_like(1)):  # e.g. stdin redirected from a file
-        async with stdio_server() as streams:
-            yield streams
+        async with stdio_server() as (received, sent):
+            yield received, sent, None
         return
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_out = os.dup(1)
@@ -177,13 +184,17 @@ async def stdio_streams(read: Reader, max_line: int) -> AsyncIterator[tuple[Any,
                 writer.write(_wire_line(m))
                 await writer.drain()
 
+    async def write_line(line: bytes) -> None:
+        writer.write(line)  # one whole line: never interleaved with another
+        await writer.drain()
+
     try:
         with to_server, received, sent, from_server:  # closed even if a pump is cancelled before it began
             async with anyio.create_task_group() as tg:
                 tg.start_soon(pump_in)
                 tg.start_soon(pump_out)
                 try:
-                    yield received, sent
+                    yield received, sent, write_line
                 finally:
                     tg.cancel_scope.cancel()
     finally:

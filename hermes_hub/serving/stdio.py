@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -69,7 +70,14 @@ async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
                 async with hub:
                     longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
                     await hub.wait_settled(longest + 1)
-                    async with stdio_streams(_read, MAX_LINE) as (read, write), call_lane(hub, read, write, endpoint) as lane:
+                    lanes: list[Any] = []  # the call lane, once open: it may take a line before it is parsed
+
+                    def read_line(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
+                        return _read(line, lanes[0].take_line if lanes else None)
+
+                    async with stdio_streams(read_line, MAX_LINE) as (read, write, write_line), \
+                            call_lane(hub, read, write, endpoint, write_line) as lane:
+                        lanes.append(lane)
                         wire.append(read)
                         await endpoint.server.run(lane, write, endpoint.server.create_initialization_options())
             finally:
@@ -81,13 +89,16 @@ async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
     return 128 + stopped[0] if stopped else 0
 
 
-def _read(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
+def _read(line: bytes | None, take: Callable[[bytes], bool] | None = None,
+          ) -> tuple[SessionMessage | None, bytes | None]:
     """One wire line: the message for the SDK, or the answer the hub gives itself (``b""``: none),
-    since the SDK drops what it cannot parse without a word."""
+    since the SDK drops what it cannot parse without a word; ``take(line)`` true: the call lane serves it."""
     if line is None:
         return None, too_long(MAX_LINE)
     if (answer := screen(line)) is not None:
         return None, answer
+    if take is not None and take(line):
+        return None, b""
     try:
         msg = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError:

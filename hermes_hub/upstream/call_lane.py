@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
+import pydantic_core
 from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
 from mcp import MCPError
 from mcp.shared.inbound import InboundLadderRejection, InboundModernRoute, classify_inbound_request
@@ -32,7 +33,7 @@ from pydantic import ValidationError
 
 from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds, modern_host
 from hermes_hub.errors import HubError
-from hermes_hub.sdk import has_modern_envelope  # the SDK's own era test (private; see sdk.py)
+from hermes_hub.sdk import WriteLine, has_modern_envelope, unwritable  # the SDK's own era test (private; see sdk.py)
 from hermes_hub.telemetry.tracing import enabled as spans_exported
 from hermes_hub.upstream.surface import Surface
 from hermes_hub.upstream.task_protocol import EXTENSION_ID as TASKS_EXTENSION
@@ -46,12 +47,32 @@ class CallLane:
     """A receive stream for the SDK server that serves eligible ``tools/call`` requests itself."""
 
     def __init__(self, inner: Stream, write: ObjectSendStream[SessionMessage], tg: TaskGroup, *,
-                 catalog: Surface, server: Any, caller: Identity, protocol_error: ProtocolError) -> None:
+                 catalog: Surface, server: Any, caller: Identity, protocol_error: ProtocolError,
+                 write_line: WriteLine | None = None) -> None:
         self.inner, self.write, self.tg = inner, write, tg
         self.catalog, self.server, self.caller = catalog, server, caller
-        self.protocol_error = protocol_error
+        self.protocol_error, self.write_line = protocol_error, write_line
         self.modern: bool | None = None  # decided by the first request, as the SDK decides the era
         self.in_flight: dict[types.RequestId, anyio.CancelScope] = {}
+
+    def take_line(self, line: bytes) -> bool:
+        """Serve the wire line ``line`` (screened, not yet parsed) here if it is a plain ``tools/call``
+        of a 2026-07-28 connection; False leaves it to the SDK's path (which may still bring it here)."""
+        if not self.modern or self.write_line is None or b'"tools/call"' not in line:
+            return False
+        try:
+            request = pydantic_core.from_json(line)  # as strict as the SDK's parser
+        except ValueError:
+            return False
+        if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or request.get("method") != "tools/call":
+            return False
+        request_id, params = request.get("id"), request.get("params")
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
+            return False
+        if request_id in self.in_flight or (route := plain_call(self.server, "tools/call", params)) is None:
+            return False
+        self.tg.start_soon(self._serve, request_id, params, route)
+        return True
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
@@ -63,7 +84,7 @@ class CallLane:
                 if self.modern is None:
                     self.modern = msg.method != "initialize" and has_modern_envelope(msg.params)
                 elif self.modern and msg.method == "tools/call" and (route := self._takes(msg)):
-                    self.tg.start_soon(self._serve, msg, route)
+                    self.tg.start_soon(self._serve, msg.id, msg.params or {}, route)
                     continue
             elif isinstance(msg, types.JSONRPCNotification) and msg.method == "notifications/cancelled":
                 scope = self.in_flight.get(cancelled_request_id_from_params(msg.params))  # type: ignore[arg-type]
@@ -90,26 +111,37 @@ class CallLane:
             return None
         return plain_call(self.server, msg.method, msg.params or {})
 
-    async def _serve(self, msg: types.JSONRPCRequest, route: InboundModernRoute) -> None:
-        params = msg.params or {}
-        ctx = CallContext(self.caller, host=host_channel(route, msg.id), rounds=InputRounds(None, None))
-        reply: types.JSONRPCResponse | types.JSONRPCError | None = None
+    async def _serve(self, request_id: types.RequestId, params: dict[str, Any], route: InboundModernRoute) -> None:
+        ctx = CallContext(self.caller, host=host_channel(route, request_id), rounds=InputRounds(None, None))
+        reply: dict[str, Any] | None = None
         with anyio.CancelScope() as scope:
-            self.in_flight[msg.id] = scope
+            self.in_flight[request_id] = scope
             try:
                 result = await self.catalog.call_tool(params["name"], params.get("arguments"), ctx)
-                reply = types.JSONRPCResponse(jsonrpc="2.0", id=msg.id,
-                                              result=wire(result, route.protocol_version, self.server))
+                reply = {"jsonrpc": "2.0", "id": request_id, "result": wire(result, route.protocol_version, self.server)}
             except Exception as exc:  # noqa: BLE001 - mapped as the SDK maps a handler's exception
-                reply = types.JSONRPCError(jsonrpc="2.0", id=msg.id, error=error_data(exc, self.protocol_error))
+                error = error_data(exc, self.protocol_error).model_dump(mode="json", by_alias=True, exclude_unset=True)
+                reply = {"jsonrpc": "2.0", "id": request_id, "error": error}
             finally:
-                del self.in_flight[msg.id]
+                del self.in_flight[request_id]
         if reply is None:  # cancelled
             return
         try:
-            await self.write.send(SessionMessage(reply))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            if self.write_line is not None:
+                await self.write_line(_line(reply))
+            else:
+                await self.write.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(reply)))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
             pass  # the host is gone
+
+
+def _line(reply: dict[str, Any]) -> bytes:
+    """``reply`` framed as the SDK frames a message; one pydantic cannot write (a lone surrogate) goes
+    out as an error for its request, as ``sdk.stdio_streams`` writes it."""
+    try:
+        return pydantic_core.to_json(reply) + b"\n"
+    except ValueError:
+        return unwritable(reply["id"])
 
 
 def plain_call(server: Any, method: str, params: dict[str, Any],
@@ -177,7 +209,7 @@ def wire(result: types.CallToolResult | types.InputRequiredResult, version: str,
 
 @asynccontextmanager
 async def call_lane(hub: Any, read: Stream, write: ObjectSendStream[SessionMessage],
-                    endpoint: Any = None) -> AsyncIterator[Any]:
+                    endpoint: Any = None, write_line: WriteLine | None = None) -> AsyncIterator[Any]:
     """``read`` for ``hub``'s SDK server, with eligible ``tools/call`` requests served beside it;
     the caller is the hub's local user, as for every stdio request."""
     from hermes_hub.upstream.server import _protocol_error
@@ -185,5 +217,5 @@ async def call_lane(hub: Any, read: Stream, write: ObjectSendStream[SessionMessa
     async with anyio.create_task_group() as tg:
         catalog, server = (hub.catalog, hub.server) if endpoint is None else (endpoint.view, endpoint.server)
         yield CallLane(read, write, tg, catalog=catalog, server=server, caller=hub.identify(None),
-                       protocol_error=_protocol_error)
+                       protocol_error=_protocol_error, write_line=write_line)
         tg.cancel_scope.cancel()  # the host's stream ended: calls still running are abandoned
