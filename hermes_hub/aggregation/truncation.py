@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import mcp.types as types
+import pydantic_core
 
 MARKER_ROOM = 600  # bytes kept free for the marker itself
 MIN_STRING = 16  # structured strings are never cut shorter than this; arrays are shortened instead
@@ -33,14 +34,14 @@ def rough_size(result: types.CallToolResult) -> int:
 
 def fit_result(result: types.CallToolResult, limit: int) -> types.CallToolResult:
     """``result`` unchanged when it fits in ``limit`` bytes, else a cut copy ending in a marker."""
-    if rough_size(result) < limit // 2 and result.structured_content is None:
+    structured = result.structured_content  # its JSON is a few microseconds; the whole result's, tens
+    if rough_size(result) + (_json_size(structured) if structured is not None else 0) < limit // 2:
         return result
     size = result_size(result)
     if size <= limit:
         return result
     budget = limit - MARKER_ROOM
     removed: list[str] = []
-    structured = result.structured_content
     if structured is not None:
         # Tools built on the SDKs send the same data as text and as structured content: half each.
         structured, what = shrink(structured, budget // 2)
@@ -144,4 +145,7 @@ def _array_lengths(value: Any) -> list[int]:
 
 
 def _json_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    try:
+        return len(pydantic_core.to_json(value))
+    except ValueError:  # e.g. a lone surrogate: the standard library escapes what pydantic refuses
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace"))
