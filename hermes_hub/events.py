@@ -101,6 +101,15 @@ class RunFinished(Event):
     seconds: float
 
 
+@dataclass(kw_only=True)
+class ServerStateChanged(Event):
+    """A downstream server's state (READY, RESTARTING ...); ``user_id`` is the owner of a ``per_user``
+    server's connection, "" for a shared one. No error text: that is for admins (``hermes_hub.status``)."""
+
+    server: str
+    state: str
+
+
 class Subscription:
     """One subscriber's bounded queue; ``accept`` picks the events it wants (default: all)."""
 
@@ -182,5 +191,5 @@ class Bus:
         return len(self._subscribers)
 
 
-__all__ = ["Bus", "ContextUpdated", "Event", "ModelRequestFinished", "RunFinished", "Subscription",
+__all__ = ["Bus", "ContextUpdated", "Event", "ModelRequestFinished", "RunFinished", "ServerStateChanged", "Subscription",
            "TaskPlanGenerated", "ToolCallRequested", "ToolExecutionFinished", "UserMessageReceived"]

@@ -45,7 +45,7 @@ from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound
 from hermes_hub.hub.parts import Parts
-from hermes_hub.events import Bus
+from hermes_hub.events import Bus, ServerStateChanged
 from hermes_hub.hub.reports import Reports
 from hermes_hub.hub.scheduling import Scheduling
 from hermes_hub.identity import ADMIN, IDENTITY_KEY, local_user_name
@@ -271,6 +271,9 @@ class Hub(Parts, Reports):
     def _on_change(self, conn: Connection | None) -> None:
         # Rebuild at once, so a server that just became READY is callable in the same tick;
         # only the announcement to hosts is deferred (and thereby coalesced).
+        if conn is not None:  # e.g. the status page's live view follows it
+            self.events.publish(ServerStateChanged(run_id=None, user_id=conn.owner or "", server=conn.name,
+                                                   state=conn.state.value))
         changed = self.catalog.rebuild()
         for ep in self.endpoints.values():  # each endpoint hears of the changes to its own tools only
             kinds = changed - {"tools"}

@@ -2,7 +2,8 @@
 
     GET  /status                  the page (a login form until the viewer is known: no data before)
     GET  /status.json             the same data for scripts (Authorization: Bearer, or the login cookie)
-    GET  /status/live             the page's changing part, polled by status.js every few seconds
+    GET  /status/live             the page's changing part, fetched by status.js when something changed
+    GET  /status/stream           server-sent ticks from the event bus: something the viewer sees changed
     GET  /status/runs/{run_id}    one of the viewer's agent runs, round by round
     POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
@@ -38,6 +39,7 @@ from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
 from hermes_hub.web.logins import IDLE, LIFETIME
 from hermes_hub.web.secrets import secret_routes, secrets_view
+from hermes_hub.web.stream import FALLBACK_SECONDS, stream_routes
 from hermes_hub.web.unmask import unmask_routes
 
 if TYPE_CHECKING:
@@ -48,7 +50,8 @@ log = logging.getLogger("hermes_hub.web")
 POLL_SECONDS = 2
 Endpoint = Callable[[Request], Awaitable[Response]]
 _env = Environment(loader=PackageLoader("hermes_hub.web", "templates"), autoescape=select_autoescape(["html"]))
-_env.globals.update(sparkline=sparkline, outcomes=view.OUTCOMES, poll_ms=POLL_SECONDS * 1000)
+_env.globals.update(sparkline=sparkline, outcomes=view.OUTCOMES, poll_ms=POLL_SECONDS * 1000,
+                    fallback_ms=FALLBACK_SECONDS * 1000)
 _env.filters["wbr"] = lambda name: Markup("<wbr>").join(  # a name may break after _ or -, never mid-word
     re.split(r"(?<=[_\-])", str(escape(name))))
 _env.filters["duration"] = lambda s: (f"{s:.0f}s" if s < 120 else f"{s / 60:.0f} min" if s < 7200
@@ -214,6 +217,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
         *approval_routes(hub, access),  # "Waiting for your approval": each viewer's own (web/approvals.py)
         *unmask_routes(hub, access, _page),  # a masked result's original, audited (web/unmask.py)
+        *stream_routes(hub, access, _limited),  # the live view's ticks from the event bus (web/stream.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
         *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)

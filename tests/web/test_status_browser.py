@@ -199,3 +199,19 @@ async def test_at_390px_nothing_scrolls_sideways_names_wrap_after_underscores_an
             icon = await http.get(f"{url}/favicon.ico")
         assert icon.status_code == 200 and icon.headers["content-type"] == "image/x-icon"
         assert icon.content[:4] == b"\0\0\1\0"  # an ICO, shipped in the package
+
+
+async def test_a_call_shows_up_at_once_through_the_event_bus_not_at_the_next_poll(tmp_path):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with serve_process(hub_config(tokens=False), tmp_path) as served, browser() as chromium:
+        page = await chromium.new_page()
+        await page.goto(f"{base_url(served.url)}/status")
+        await page.wait_for_selector("#live[data-streaming='1']", timeout=SECONDS)
+        # Fetched once since the stream opened: the next poll is 15 s away (stream.FALLBACK_SECONDS).
+        await page.wait_for_selector("#live-state:text-is('live')", timeout=SECONDS)
+        assert await page.locator("table.calls code.name", has_text="alpha_echo").count() == 0
+        async with Client(streamable_http_client(served.url)) as host:
+            await host.call_tool("alpha_echo", {"text": "hello"})
+        await page.locator("table.calls code.name", has_text="alpha_echo").first.wait_for(timeout=5_000)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import httpx2
 import pytest
@@ -122,3 +124,38 @@ async def test_actions_need_an_admin_and_the_csrf_token(tmp_path):
     assert done.status_code == 303
     assert script.status_code == 200 and script.json()["servers"] == ["alpha", "beta"]
     assert "data-action" not in bob_page.text and 'name="csrf"' not in bob_page.text  # no buttons for users
+
+
+async def ticks(lines, n: int) -> list[int]:
+    """The seq of the next ``n`` ticks on a /status/stream response's ``aiter_lines()``."""
+    seqs: list[int] = []
+    async for line in lines:
+        if line.startswith("data: "):
+            seqs.append(json.loads(line.removeprefix("data: "))["seq"])
+            if len(seqs) == n:
+                return seqs
+    raise AssertionError(f"the stream ended after {seqs}")
+
+
+async def test_the_live_stream_ticks_for_what_its_viewer_sees_only(tmp_path):
+    from tests.support import as_user
+
+    async with serve_process(hub_config(tokens=True), tmp_path) as served:
+        url = base_url(served.url)
+        async with httpx2.AsyncClient(timeout=30) as http, \
+                http.stream("GET", f"{url}/status/stream", headers=bearer("root")) as admin, \
+                http.stream("GET", f"{url}/status/stream", headers=bearer("alice")) as alice:
+            assert admin.status_code == alice.status_code == 200
+            assert alice.headers["content-type"].startswith("text/event-stream")
+            admin_lines, alice_lines = admin.aiter_lines(), alice.aiter_lines()
+            with anyio.fail_after(30):
+                async with as_user(served.url, TOKENS["bob"]) as host:
+                    await host.call_tool("alpha_echo", {"text": "bob's"})
+                bobs = await ticks(admin_lines, 2)  # the call requested, and finished
+                async with as_user(served.url, TOKENS["alice"]) as host:
+                    await host.call_tool("alpha_echo", {"text": "alice's"})
+                alices = await ticks(admin_lines, 2)
+                assert await ticks(alice_lines, 2) == alices  # not bob's, which came first
+            refused = await http.get(f"{url}/status/stream")
+    assert max(bobs) < min(alices)
+    assert refused.status_code == 401
