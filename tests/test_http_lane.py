@@ -11,7 +11,7 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import serve_process, toy, until
@@ -121,3 +121,27 @@ async def test_a_call_past_15_seconds_is_kept_open_with_sse_pings_and_answered_o
     event = [line for line in text.splitlines() if line.startswith("data: ")]
     answer = json.loads(event[-1].removeprefix("data: "))
     assert answer["id"] == 42 and not answer["result"].get("isError")
+
+
+async def test_a_limit_with_http_429_answers_a_2026_http_host_429_with_retry_after(tmp_path):
+    rules = [{"name": "tight", "tools": ["toy_echo"], "calls_per_minute": 1, "http_429": True},
+             {"name": "soft", "tools": ["toy_add"], "calls_per_minute": 1}]
+    config = {"mcpServers": {"toy": toy()}, "guards": {"limits": rules}}
+    async with serve_process(config, tmp_path) as served, httpx2.AsyncClient(timeout=30) as http:
+        body, headers = raw_call("toy_echo", {"text": "one"})
+        first = await http.post(served.url, json=body, headers=headers)
+        second = await http.post(served.url, json=body, headers=headers)
+        async with Client(streamable_http_client(served.url)) as host:
+            with pytest.raises(MCPError) as refused:  # an SDK host shows the same sentence
+                await host.call_tool("toy_echo", {"text": "three"})
+            await host.call_tool("toy_add", {"a": 1, "b": 1})
+            soft = await host.call_tool("toy_add", {"a": 1, "b": 2})  # no http_429: a tool error, as before
+            other = await host.call_tool("toy_count", {"to": 2})  # what no limit covers still runs
+    assert first.status_code == 200 and first.json()["result"]["content"][0]["text"] == "one"
+    assert second.status_code == 429 and 1 <= int(second.headers["retry-after"]) <= 60
+    error = second.json()["error"]
+    assert error["message"].startswith("limit 'tight' reached: 1 call a minute for user")
+    assert error["data"]["hermes-hub/limit"]["limit"] == "tight"
+    assert "limit 'tight' reached" in refused.value.message
+    assert soft.is_error and "limit 'soft' reached" in soft.content[0].text
+    assert not other.is_error

@@ -64,6 +64,7 @@ class LimitRule(_Strict):
     calls_per_minute: int | None = Field(default=None, ge=1)
     concurrent: int | None = Field(default=None, ge=1)
     tokens_per_day: int | None = Field(default=None, ge=1)  # the agent's model tokens (hermes_agent_run)
+    http_429: bool = False  # a 2026-07-28 HTTP host's refused call: HTTP 429 + Retry-After, not a tool error
 
     @model_validator(mode="after")
     def _bounded(self) -> LimitRule:

@@ -54,6 +54,7 @@ class Refusal:
     what: str  # "30 calls a minute per user on tools crm_*"
     resets_at: float | None  # epoch seconds; None: when a running call ends
     now: float
+    http_429: bool = False  # the rule asks HTTP hosts to be answered 429 (``upstream/limit_status.py``)
 
     @property
     def retry_after(self) -> int:
@@ -116,18 +117,20 @@ class Limits:
         if rule.tokens_per_day is not None and (call.server, call.original) == AGENT_TOOL:
             day = math.floor(now / DAY) * DAY
             if await store.read_counter(f"{name}|tokens|{who}", day, now=now) >= rule.tokens_per_day:
-                return Refusal(name, f"{rule.tokens_per_day:,} model tokens a day {_scope(rule, who)}", day + DAY, now)
+                return Refusal(name, f"{rule.tokens_per_day:,} model tokens a day {_scope(rule, who)}", day + DAY, now,
+                               rule.http_429)
         if rule.calls_per_minute is not None:
             win = math.floor(now / MINUTE) * MINUTE
             counter = f"{name}|minute|{who}"
             if not await self.units.take(store, counter, win, rule.calls_per_minute, now=now,
                                          expires_at=win + MINUTE):
-                return Refusal(name, f"{_calls(rule.calls_per_minute)} a minute {_scope(rule, who)}", win + MINUTE, now)
+                return Refusal(name, f"{_calls(rule.calls_per_minute)} a minute {_scope(rule, who)}", win + MINUTE, now,
+                               rule.http_429)
             taken.append((counter, win, rule.calls_per_minute))
         if rule.concurrent is not None:
             counter = f"{name}|busy|{who}"
             if not await self.units.take(store, counter, 0, rule.concurrent, now=now, expires_at=now + LEASE):
-                return Refusal(name, f"{_calls(rule.concurrent)} at once {_scope(rule, who)}", None, now)
+                return Refusal(name, f"{_calls(rule.concurrent)} at once {_scope(rule, who)}", None, now, rule.http_429)
             taken.append((counter, 0, rule.concurrent))
         return None
 
@@ -168,6 +171,7 @@ def _scope(rule: LimitRule, who: str) -> str:
 
 def _error(refused: Refusal) -> types.CallToolResult:
     """The tool error a model reads, with what an HTTP host's retry logic wants in ``_meta`` (429's Retry-After)."""
-    meta = {LIMIT_META: {"limit": refused.limit, "retry_after": refused.retry_after, "resets_at": refused.resets_at}}
+    said = {"limit": refused.limit, "retry_after": refused.retry_after, "resets_at": refused.resets_at}
+    meta = {LIMIT_META: {**said, "http_429": True} if refused.http_429 else said}
     return types.CallToolResult(content=[types.TextContent(type="text", text=refused.message())], is_error=True,
                                 _meta=meta)

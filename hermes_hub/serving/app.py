@@ -25,6 +25,7 @@ from hermes_hub.upstream.auth import BearerAuth
 from hermes_hub.upstream.exposure import Exposure, HostCheck
 from hermes_hub.upstream.gate import JsonRpcGate
 from hermes_hub.upstream.http_lane import HttpLane
+from hermes_hub.upstream.limit_status import LimitStatus
 from hermes_hub.upstream.ownership import SessionOwner
 from hermes_hub.web import status_routes
 from hermes_hub.web.telemetry import telemetry_routes
@@ -71,6 +72,7 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     app.add_middleware(SessionOwner)  # added first, inside UnknownSession: a session answers only its opener
     app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect
     app.add_middleware(HttpLane, endpoints=hub.endpoints)  # inside the gate: a plain 2026 tools/call skips the SDK's app
+    app.add_middleware(LimitStatus)  # a limit with http_429 answers 2026 HTTP hosts 429, on both paths
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read
     app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local, required=exposure.required,
                        throttle=throttle, public_url=cfg.hub.public_url)
