@@ -279,29 +279,37 @@ def _line(m: SessionMessage) -> bytes:
 
 
 async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[tuple[bytes, int]]:
-    async for line in _lines(stream, MAX_STDOUT_LINE):
+    async for line in _lines(stream, MAX_STDOUT_LINE, tail=TAIL):
         yield line
     eof.set()
 
 
-async def _lines(stream: ByteReceiveStream | None, limit: int) -> AsyncIterator[tuple[bytes, int]]:
+TAIL = 512  # bytes kept of the end of a dropped stdout message: its id may come last (``StdioLane.dropped``)
+
+
+async def _lines(stream: ByteReceiveStream | None, limit: int, tail: int = 0) -> AsyncIterator[tuple[bytes, int]]:
     """``(line, its size)`` for each non-blank line of ``stream``, in time linear in its length (each
-    chunk is scanned once, never the line so far); only the first ``limit`` bytes of a line are kept."""
+    chunk is scanned once, never the line so far); only the first ``limit`` bytes of a line are kept,
+    and of a longer one also its last ``tail`` bytes, after them."""
     assert stream is not None
     parts: list[bytes] = []
     kept = size = 0
+    last = b""  # the last ``tail`` bytes of what did not fit
 
     def add(piece: bytes) -> None:
-        nonlocal kept, size
+        nonlocal kept, size, last
+        size += len(piece)
         if kept < limit and piece:
             parts.append(piece[: limit - kept])
             kept += len(parts[-1])
-        size += len(piece)
+            piece = piece[len(parts[-1]):]
+        if tail and piece:
+            last = (last + piece[-tail:])[-tail:]
 
     def take() -> tuple[bytes, int]:
-        nonlocal parts, kept, size
-        line, whole = b"".join(parts), size
-        parts, kept, size = [], 0, 0
+        nonlocal parts, kept, size, last
+        line, whole = b"".join(parts) + last, size
+        parts, kept, size, last = [], 0, 0, b""
         return line, whole
 
     try:
