@@ -69,7 +69,12 @@ class CallLane:
         request_id, params = request.get("id"), request.get("params")
         if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
             return False
-        if request_id in self.in_flight or (route := plain_call(self.server, "tools/call", params)) is None:
+        try:
+            route = None if request_id in self.in_flight else plain_call(self.server, "tools/call", params)
+        except Exception:  # noqa: BLE001 - never the pump's end: the SDK's path answers it
+            log.exception("the call lane could not judge a tools/call; the SDK's path serves it")
+            return False
+        if route is None:
             return False
         self.tg.start_soon(self._serve, request_id, params, route)
         return True

@@ -23,6 +23,7 @@ client that disconnects cancels its call, as on the SDK's path.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -44,6 +45,7 @@ from hermes_hub.identity import IDENTITY_KEY
 from hermes_hub.upstream.call_lane import error_data, host_channel, plain_call, wire
 from hermes_hub.upstream.server import _protocol_error
 
+log = logging.getLogger("hermes_hub.upstream")
 PING_INTERVAL: Final = 15.0  # the SDK's: JSON if the call ends sooner, else SSE with keep-alive pings
 _PARAM_PREFIX: Final = MCP_PARAM_HEADER_PREFIX.lower()
 _SSE_HEADERS: Final = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform"),
@@ -68,7 +70,10 @@ class HttpLane:
         first = await receive()  # JsonRpcGate has read the body: it is all in this message
         taken = None
         if first["type"] == "http.request" and not first.get("more_body", False):
-            taken = self._takes(endpoint, scope, headers, first.get("body", b""))
+            try:
+                taken = self._takes(endpoint, scope, headers, first.get("body", b""))
+            except Exception:  # noqa: BLE001 - the SDK's path answers it
+                log.exception("the HTTP call lane could not judge a tools/call; the SDK's path serves it")
         if taken is None:
             await self.app(scope, _replay(first, receive), send)
             return
