@@ -103,8 +103,8 @@ class RunFinished(Event):
 
 @dataclass(kw_only=True)
 class ServerStateChanged(Event):
-    """A downstream server's state (READY, RESTARTING ...); ``user_id`` is the owner of a ``per_user``
-    server's connection, "" for a shared one. No error text: that is for admins (``hermes_hub.status``)."""
+    """A downstream server's state (READY, RESTARTING ...; a ``per_user`` server's as a whole). It is no
+    one user's: ``user_id`` is "". No error text: that is for admins (``hermes_hub.status``)."""
 
     server: str
     state: str

@@ -268,12 +268,11 @@ class Hub(Parts, Reports):
             self.catalog.mounts = self._mounts()
             self._on_change(None)
 
-    def _on_change(self, conn: Connection | None) -> None:
+    def _on_change(self, conn: Any) -> None:  # a Connection, or a per_user server's Accounts; None: a reload
         # Rebuild at once, so a server that just became READY is callable in the same tick;
         # only the announcement to hosts is deferred (and thereby coalesced).
         if conn is not None:  # e.g. the status page's live view follows it
-            self.events.publish(ServerStateChanged(run_id=None, user_id=conn.owner or "", server=conn.name,
-                                                   state=conn.state.value))
+            self.events.publish(ServerStateChanged(run_id=None, user_id="", server=conn.name, state=conn.state.value))
         changed = self.catalog.rebuild()
         for ep in self.endpoints.values():  # each endpoint hears of the changes to its own tools only
             kinds = changed - {"tools"}

@@ -2,8 +2,7 @@
 
 The page (``static/status.js``) keeps this server-sent-event stream open and fetches its changing
 part (``/status/live``) as soon as something it shows has changed: a call or agent run of the viewer
-(an admin: anyone's), or a server's state (a shared server's for every viewer, a ``per_user`` one's for
-its owner). A message says only that something changed (``{"seq": N}``): what the viewer may see is
+(an admin: anyone's), or a server's state (for every viewer). A message says only that something changed (``{"seq": N}``): what the viewer may see is
 decided by ``/status/live`` as before. While the stream is open the page polls only every
 ``FALLBACK_SECONDS`` (queue depths and counts are not events); when it is not, as before, every
 ``routes.POLL_SECONDS``. Like the bus, the stream never slows a call: its queue is bounded and a
@@ -43,7 +42,7 @@ def stream_routes(hub: Hub, access: Access, limited: Callable[..., Callable[[Req
         def shown(event: Event) -> bool:
             if admin or event.user_id == me:
                 return True
-            return isinstance(event, ServerStateChanged) and event.user_id == ""  # a shared server
+            return isinstance(event, ServerStateChanged)  # no one's: the page shows each viewer theirs
 
         return StreamingResponse(_ticks(hub, shown, me), media_type="text/event-stream",
                                  headers={"cache-control": "no-store", "x-accel-buffering": "no"})
