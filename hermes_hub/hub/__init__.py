@@ -40,7 +40,7 @@ from hermes_hub.builtins.time_tools import time_items
 from hermes_hub.builtins.session_tools import session_items
 from hermes_hub.call import Identity
 from hermes_hub.config import HubConfig, load_config
-from hermes_hub.downstream import Connection, Pool
+from hermes_hub.downstream import Pool
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.pool import Changes
 from hermes_hub.errors import HubError, NotFound

@@ -13,7 +13,6 @@ whose status went out with its first event, so those hosts get the tool error, a
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import mcp.types as types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
