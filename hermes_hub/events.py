@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -129,6 +129,14 @@ class Subscription:
 
     async def receive(self) -> Event:
         return await self._receive.receive()
+
+    async def beats(self, every: float) -> AsyncIterator[Event | None]:
+        """The events as they come, and None each time ``every`` seconds pass without one (a follower's
+        heartbeat, so a reader that went away is noticed)."""
+        while True:
+            with anyio.move_on_after(every) as quiet:
+                event = await self._receive.receive()
+            yield None if quiet.cancelled_caught else event
 
     def __aiter__(self) -> Subscription:
         return self

@@ -60,15 +60,9 @@ class CallLane:
         of a 2026-07-28 connection; False leaves it to the SDK's path (which may still bring it here)."""
         if not self.modern or self.write_line is None or b'"tools/call"' not in line:
             return False
-        try:
-            request = pydantic_core.from_json(line)  # as strict as the SDK's parser
-        except ValueError:
+        if (call := tools_call(line)) is None:
             return False
-        if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or request.get("method") != "tools/call":
-            return False
-        request_id, params = request.get("id"), request.get("params")
-        if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
-            return False
+        request_id, params = call
         try:
             route = None if request_id in self.in_flight else plain_call(self.server, "tools/call", params)
         except Exception:  # noqa: BLE001 - never the pump's end: the SDK's path answers it
@@ -147,6 +141,21 @@ def _line(reply: dict[str, Any]) -> bytes:
         return pydantic_core.to_json(reply) + b"\n"
     except ValueError:
         return unwritable(reply["id"])
+
+
+def tools_call(text: bytes) -> tuple[types.RequestId, dict[str, Any]] | None:
+    """(id, params) if ``text`` is one JSON-RPC ``tools/call`` request, parsed as strictly as the SDK
+    parses a message (``pydantic_core``: a lone surrogate is refused), else None."""
+    try:
+        request = pydantic_core.from_json(text)
+    except ValueError:
+        return None
+    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or request.get("method") != "tools/call":
+        return None
+    request_id, params = request.get("id"), request.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
+        return None
+    return request_id, params
 
 
 def plain_call(server: Any, method: str, params: dict[str, Any],

@@ -42,7 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hermes_hub.call import CallContext, InputRounds
 from hermes_hub.identity import IDENTITY_KEY
-from hermes_hub.upstream.call_lane import error_data, host_channel, plain_call, wire
+from hermes_hub.upstream.call_lane import error_data, host_channel, plain_call, tools_call, wire
 from hermes_hub.upstream.server import _protocol_error
 
 log = logging.getLogger("hermes_hub.upstream")
@@ -85,18 +85,12 @@ class HttpLane:
         return self._paths.get(path)
 
     def _takes(self, endpoint: Any, scope: Scope, headers: dict[str, str], body: bytes,
-               ) -> tuple[dict[str, Any], InboundModernRoute] | None:
+               ) -> tuple[types.RequestId, dict[str, Any], InboundModernRoute] | None:
         if b'"tools/call"' not in body or (scope.get("state") or {}).get(IDENTITY_KEY) is None:
             return None
-        try:
-            request = json.loads(body)
-        except (ValueError, RecursionError):
+        if (call := tools_call(body)) is None:
             return None
-        if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or request.get("method") != "tools/call":
-            return None
-        request_id, params = request.get("id"), request.get("params")
-        if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
-            return None
+        request_id, params = call
         if find_duplicated_routing_header((k.decode("latin-1"), "") for k, _ in scope["headers"]) is not None:
             return None
         route = plain_call(endpoint.server, "tools/call", params, headers)
@@ -107,11 +101,10 @@ class HttpLane:
             schema = endpoint.server.get_tool_input_schema(params["name"])
             if schema is not None and validate_mcp_param_headers(schema, arguments, Headers(scope=scope)) is not None:
                 return None
-        return request, route
+        return request_id, params, route
 
     async def _serve(self, endpoint: Any, scope: Scope, receive: Receive, send: Send,
-                     request: dict[str, Any], route: InboundModernRoute) -> None:
-        request_id, params = request["id"], request["params"]
+                     request_id: types.RequestId, params: dict[str, Any], route: InboundModernRoute) -> None:
         caller = scope["state"][IDENTITY_KEY]
         ctx = CallContext(caller, host=host_channel(route, request_id), rounds=InputRounds(None, None))
         reply: dict[str, Any] = {}

@@ -15,7 +15,6 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
-import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -53,10 +52,5 @@ def stream_routes(hub: Hub, access: Access, limited: Callable[..., Callable[[Req
 async def _ticks(hub: Hub, shown: Callable[[Event], bool], me: str) -> AsyncIterator[str]:
     with hub.events.subscribe(f"status:{me}", accept=shown, size=QUEUE) as events:
         yield f"retry: 3000\n: following (poll every {FALLBACK_SECONDS}s meanwhile)\n\n"
-        while True:
-            with anyio.move_on_after(HEARTBEAT) as quiet:
-                event = await events.receive()
-            if quiet.cancelled_caught:
-                yield ": quiet\n\n"
-                continue
-            yield f"data: {json.dumps({'seq': event.seq})}\n\n"
+        async for event in events.beats(HEARTBEAT):
+            yield ": quiet\n\n" if event is None else f"data: {json.dumps({'seq': event.seq})}\n\n"

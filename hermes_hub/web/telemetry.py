@@ -139,11 +139,8 @@ async def _follow(hub: Hub, kept: list[Event], visible: object, me: str) -> Asyn
         for event in kept:
             last = event.seq
             yield f"id: {event.seq}\ndata: {json.dumps(event.to_dict())}\n\n"
-        while True:
-            with anyio.move_on_after(HEARTBEAT) as quiet:
-                event = await live.receive()
-            if quiet.cancelled_caught:
+        async for event in live.beats(HEARTBEAT):
+            if event is None:
                 yield ": quiet\n\n"
-                continue
-            if event.seq > last:
+            elif event.seq > last:
                 yield f"id: {event.seq}\ndata: {json.dumps(event.to_dict())}\n\n"
