@@ -174,7 +174,9 @@ async def serve_process(config: dict[str, Any], tmp_path: Path, host: str | None
     log = tmp_path / "hub.log"
     argv = [sys.executable, "-m", "hermes_hub", "serve", "--config", str(cfg), "--port", str(port)]
     reach = "127.0.0.1" if host in (None, "0.0.0.0") else host
-    with process(argv + (["--host", host] if host else []), log) as p:
+    # A module's hub starts outside any test, where conftest's per-test data dir is not set: give it its own.
+    own = {} if "HERMES_DATA_DIR" in os.environ else {"HERMES_DATA_DIR": str(tmp_path / "hermes-data")}
+    with process(argv + (["--host", host] if host else []), log, own) as p:
         with anyio.fail_after(30):
             await wait_http(f"http://{reach}:{port}/readyz", p, log)
         yield Served(f"http://{reach}:{port}/mcp", p, cfg, log)

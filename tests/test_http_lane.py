@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import serve_process, toy, until
+from tests.support import Progress, serve_process, toy, until
 from tests.test_call_lane import answers
 
 pytestmark = pytest.mark.anyio
@@ -134,6 +134,8 @@ async def test_a_limit_with_http_429_answers_a_2026_http_host_429_with_retry_aft
         async with Client(streamable_http_client(served.url)) as host:
             with pytest.raises(MCPError) as refused:  # an SDK host shows the same sentence
                 await host.call_tool("toy_echo", {"text": "three"})
+            with pytest.raises(MCPError) as by_sdk:  # a progress token: the SDK's path, not the lane, says so too
+                await host.call_tool("toy_echo", {"text": "four"}, progress_callback=Progress())
             await host.call_tool("toy_add", {"a": 1, "b": 1})
             soft = await host.call_tool("toy_add", {"a": 1, "b": 2})  # no http_429: a tool error, as before
             other = await host.call_tool("toy_count", {"to": 2})  # what no limit covers still runs
@@ -142,6 +144,6 @@ async def test_a_limit_with_http_429_answers_a_2026_http_host_429_with_retry_aft
     error = second.json()["error"]
     assert error["message"].startswith("limit 'tight' reached: 1 call a minute for user")
     assert error["data"]["hermes-hub/limit"]["limit"] == "tight"
-    assert "limit 'tight' reached" in refused.value.message
+    assert "limit 'tight' reached" in refused.value.message and "limit 'tight' reached" in by_sdk.value.message
     assert soft.is_error and "limit 'soft' reached" in soft.content[0].text
     assert not other.is_error

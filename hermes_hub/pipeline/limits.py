@@ -24,10 +24,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import mcp.types as types
@@ -39,6 +40,10 @@ MINUTE, DAY = 60.0, 86400.0
 LEASE = 3600.0  # seconds a concurrency count outlives its last taker (a replica that died mid-call)
 AGENT_TOOL = ("hermes", "agent_run")  # (server, original name) of the call the token budget covers
 UNBOUNDED = 2**62
+# Set by ``upstream/limit_status.py`` around a 2026-07-28 HTTP request: the refusals of rules with
+# ``http_429`` of the host's own call (not an agent run's calls) are noted here, on the request's context,
+# never read from the answer a server could shape.
+HTTP_REFUSALS: ContextVar[list[Refusal] | None] = ContextVar("hermes_hub_http_refusals", default=None)
 LIMIT_META = "hermes-hub/limit"  # a refusal's _meta: the limit, retry_after seconds, resets_at (epoch; null: a call's end)
 
 
@@ -60,6 +65,10 @@ class Refusal:
     def retry_after(self) -> int:
         """Seconds until the limit resets (what an HTTP 429's Retry-After says)."""
         return 1 if self.resets_at is None else max(1, math.ceil(self.resets_at - self.now))
+
+    def said(self) -> dict[str, Any]:
+        """The refusal's data: a tool error's ``_meta``, an HTTP 429's JSON-RPC error data."""
+        return {"limit": self.limit, "retry_after": self.retry_after, "resets_at": self.resets_at}
 
     def message(self) -> str:
         if self.resets_at is None:
@@ -100,6 +109,8 @@ class Limits:
                 refused = await self._take(store, name, rule, call, taken)
                 if refused is not None:
                     call.notes["limit"] = {"name": refused.limit, "retry_after": refused.retry_after}
+                    if refused.http_429 and call.ctx.run_id is None and (asked := HTTP_REFUSALS.get()) is not None:
+                        asked.append(refused)  # a host's own call, over HTTP: its answer becomes a 429
                     return _error(refused)
             taken = [t for t in taken if t[1] == 0]  # a minute's count stays taken; a running one goes back
             return await proceed()
@@ -171,7 +182,6 @@ def _scope(rule: LimitRule, who: str) -> str:
 
 def _error(refused: Refusal) -> types.CallToolResult:
     """The tool error a model reads, with what an HTTP host's retry logic wants in ``_meta`` (429's Retry-After)."""
-    said = {"limit": refused.limit, "retry_after": refused.retry_after, "resets_at": refused.resets_at}
-    meta = {LIMIT_META: {**said, "http_429": True} if refused.http_429 else said}
+    meta = {LIMIT_META: refused.said()}
     return types.CallToolResult(content=[types.TextContent(type="text", text=refused.message())], is_error=True,
                                 _meta=meta)
