@@ -170,8 +170,8 @@ class StdioLane:
     def dropped(self, kept: bytes, why: str) -> None:
         """A message too big to keep came in (``kept``: its start, then its last bytes); if its id, at
         its start or at its end, names a lane call, that call fails with ``why``."""
-        found = _ID.search(kept[:512]) or next(iter(reversed(list(_ID.finditer(kept[-512:])))), None)
-        waiting = self.pending.get(found.group(1).decode()) if found else None
+        ids = _ID.findall(kept[:512])[:1] or _ID.findall(kept[-512:])[-1:]  # the envelope's: first, or last
+        waiting = self.pending.get(ids[0].decode()) if ids else None
         if waiting is not None:
             waiting.finish({"error": {"code": types.INTERNAL_ERROR, "message": why}})
 

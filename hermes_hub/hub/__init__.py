@@ -116,6 +116,7 @@ class Hub(Parts, Reports):
         self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
+        self._states: dict[str, Any] = {}  # each server's state last published on the bus
         self.events, self.metrics = Bus(), Metrics()  # issue 22: the event bus; /metrics (telemetry)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.approvals = Approvals(lambda: self.store, self.audit_action, self.masker)  # guards.approve's book
@@ -271,7 +272,8 @@ class Hub(Parts, Reports):
     def _on_change(self, conn: Any) -> None:  # a Connection, or a per_user server's Accounts; None: a reload
         # Rebuild at once, so a server that just became READY is callable in the same tick;
         # only the announcement to hosts is deferred (and thereby coalesced).
-        if conn is not None:  # e.g. the status page's live view follows it
+        if conn is not None and self._states.get(conn.name) != conn.state:  # the status page's live view follows it
+            self._states[conn.name] = conn.state
             self.events.publish(ServerStateChanged(run_id=None, user_id="", server=conn.name, state=conn.state.value))
         changed = self.catalog.rebuild()
         for ep in self.endpoints.values():  # each endpoint hears of the changes to its own tools only

@@ -38,14 +38,14 @@ class LimitStatus:
         held: list[Message] = []
 
         async def answering(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            if message["type"] == "http.response.start" and refused:  # noted before any answer starts
                 kind = dict(message.get("headers") or []).get(b"content-type", b"")
                 if message["status"] == 200 and kind.startswith(b"application/json"):
-                    held.append(message)  # until its body is in: the refusal may be noted by then
+                    held.append(message)  # until its body is in: the request id is there
                     return
             elif message["type"] == "http.response.body" and held:
                 start = held.pop()
-                if refused and not message.get("more_body", False) and (rewritten := _error(message, refused[0])):
+                if not message.get("more_body", False) and (rewritten := _error(message, refused[0])):
                     await send({"type": "http.response.start", "status": 429, "headers": [
                         (b"content-type", b"application/json"), (b"content-length", str(len(rewritten)).encode()),
                         (b"retry-after", str(refused[0].retry_after).encode())]})
