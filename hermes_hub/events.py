@@ -199,5 +199,5 @@ class Bus:
         return len(self._subscribers)
 
 
-__all__ = ["Bus", "ContextUpdated", "Event", "ModelRequestFinished", "RunFinished", "ServerStateChanged", "Subscription",
-           "TaskPlanGenerated", "ToolCallRequested", "ToolExecutionFinished", "UserMessageReceived"]
+__all__ = ["Bus", "ContextUpdated", "Event", "ModelRequestFinished", "RunFinished", "ServerStateChanged",
+           "Subscription", "TaskPlanGenerated", "ToolCallRequested", "ToolExecutionFinished", "UserMessageReceived"]

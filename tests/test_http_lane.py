@@ -88,7 +88,8 @@ async def test_the_lane_answers_as_the_sdk_does_status_and_body(served):
     assert good.status_code == 200 and good.headers["content-type"] == "application/json"
     answer = good.json()
     assert answer["id"] == "seven" and answer["result"]["structuredContent"] == {"total": 5}
-    assert answer["result"]["resultType"] == "complete" and "io.modelcontextprotocol/serverInfo" in answer["result"]["_meta"]
+    assert answer["result"]["resultType"] == "complete"
+    assert "io.modelcontextprotocol/serverInfo" in answer["result"]["_meta"]
     # Not taken: the SDK answers with its exact errors.
     assert mismatched.status_code == 400 and "mcp-name header does not match" in mismatched.json()["error"]["message"]
     assert json_only.status_code == 406

@@ -71,7 +71,7 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     # The hub's authenticator exists once its store is open (in the lifespan); look it up per request.
     app.add_middleware(SessionOwner)  # added first, inside UnknownSession: a session answers only its opener
     app.add_middleware(UnknownSession)  # innermost: a 404 for an unknown Mcp-Session-Id says to reconnect
-    app.add_middleware(HttpLane, endpoints=hub.endpoints)  # inside the gate: a plain 2026 tools/call skips the SDK's app
+    app.add_middleware(HttpLane, endpoints=hub.endpoints)  # inside the gate: a plain 2026 call skips the SDK's app
     app.add_middleware(LimitStatus)  # a limit with http_429 answers 2026 HTTP hosts 429, on both paths
     app.add_middleware(JsonRpcGate)  # inside auth: an unknown caller's body is never read
     app.add_middleware(BearerAuth, authenticator=_Deferred(hub), local=hub.local, required=exposure.required,

@@ -117,7 +117,8 @@ class CallLane:
             self.in_flight[request_id] = scope
             try:
                 result = await self.catalog.call_tool(params["name"], params.get("arguments"), ctx)
-                reply = {"jsonrpc": "2.0", "id": request_id, "result": wire(result, route.protocol_version, self.server)}
+                answer = wire(result, route.protocol_version, self.server)
+                reply = {"jsonrpc": "2.0", "id": request_id, "result": answer}
             except Exception as exc:  # noqa: BLE001 - mapped as the SDK maps a handler's exception
                 error = error_data(exc, self.protocol_error).model_dump(mode="json", by_alias=True, exclude_unset=True)
                 reply = {"jsonrpc": "2.0", "id": request_id, "error": error}

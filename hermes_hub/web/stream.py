@@ -2,8 +2,8 @@
 
 The page (``static/status.js``) keeps this server-sent-event stream open and fetches its changing
 part (``/status/live``) as soon as something it shows has changed: a call or agent run of the viewer
-(an admin: anyone's), or a server's state (for every viewer). A message says only that something changed (``{"seq": N}``): what the viewer may see is
-decided by ``/status/live`` as before. While the stream is open the page polls only every
+(an admin: anyone's), or a server's state (for every viewer). A message says only that something
+changed (``{"seq": N}``): what the viewer may see is decided by ``/status/live`` as before. While the stream is open the page polls only every
 ``FALLBACK_SECONDS`` (queue depths and counts are not events); when it is not, as before, every
 ``routes.POLL_SECONDS``. Like the bus, the stream never slows a call: its queue is bounded and a
 burst of events is one refresh.

@@ -133,7 +133,8 @@ async def test_an_answer_too_big_to_keep_whose_id_comes_last_fails_its_call_at_o
             tg.start_soon(call)
             await until(lambda: lane.pending)
             rid = next(iter(lane.pending))
-            answer = '{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"' + "x" * 5000 + '"}]},"id":"' + rid + '"}'
+            answer = ('{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"' + "x" * 5000
+                      + '"}]},"id":"' + rid + '"}')
             script = f"import sys; sys.stdout.write({answer + chr(10) + 'next' + chr(10)!r}); sys.stdout.flush()"
             async with await anyio.open_process([sys.executable, "-c", script]) as child:
                 (kept, size), following = [pair async for pair in _lines(child.stdout, 64, tail=32)]
