@@ -65,8 +65,9 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     oauth = oauth_routes(lambda: _authorization(hub), [ep.path for ep in hub.endpoints.values()],
                          public_url=cfg.hub.public_url, issuer=cfg.auth.issuer, name=cfg.hub.name)
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, exposure, throttle, followers),
-                *oauth, *telemetry_routes(hub, exposure, throttle, followers),
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz),
+                *status_routes(hub, exposure, throttle, followers), *oauth,
+                *telemetry_routes(hub, exposure, throttle, followers),
                 *toolset_routes, Mount("/", app=mcp_app)],
         lifespan=lifespan,
     )
