@@ -59,12 +59,12 @@ class Roots:
         return out
 
     def admit(self, url: str) -> Address:
-        """``url`` in its one spelling, if that lies under a root prefix; else InvalidInput saying so."""
+        """``url`` in its one spelling, if that lies under a root prefix; else InvalidInput saying why."""
         address = Address.parse(url)
         if not any(address.under(root) for root in self.addresses()):
             read_as = "" if str(address) == url else f" (it reads as {address})"
-            raise InvalidInput(f"{url} is not under the URL prefixes this hub may read{read_as} (docs.roots: "
-                               f"{', '.join(self.prefixes)})")
+            raise _Outside(f"{url} is not under the URL prefixes this hub may read{read_as} (docs.roots: "
+                           f"{', '.join(self.prefixes)})", read_as)
         return address
 
     def allows_url(self, url: str) -> bool:
@@ -73,6 +73,14 @@ class Roots:
         except InvalidInput:
             return False
         return True
+
+
+class _Outside(InvalidInput):
+    """A URL read one way, and that way lies outside every root."""
+
+    def __init__(self, message: str, read_as: str) -> None:
+        super().__init__(message)
+        self.read_as = read_as
 
 
 def _no_roots(what: str) -> InvalidInput:
@@ -118,9 +126,13 @@ async def fetch_url(url: str, roots: Roots, max_bytes: int, timeout: float) -> t
                             target = urljoin(url, resp.headers.get("location", "")[:MAX_URL_CHARS + 1])
                             try:
                                 target = str(roots.admit(target))  # each hop in its spelling, checked again
+                            except _Outside as e:
+                                raise InvalidInput(f"{url} redirects to {target}{e.read_as}, outside docs.roots "
+                                                   f"({', '.join(roots.prefixes)}); add the document by its final "
+                                                   f"URL if that one is under them") from None
                             except InvalidInput as e:
-                                raise InvalidInput(f"{url} redirects to {target[:300]}, outside docs.roots: {e}; add "
-                                                   f"the document by its final URL if that one is under them") from None
+                                raise InvalidInput(f"{url} redirects to an address the hub will not follow: "
+                                                   f"{e}") from None
                             url = target
                             continue
                         if resp.status_code != 200:

@@ -48,7 +48,7 @@ class Site:
         redirects = {"/public/in": "/public/canteen.md", "/public/out": "../private/payroll.md",
                      "/public/sneaky": "/public/%2e%2E/private/payroll.md", "/public/hop1": "/public/hop2",
                      "/public/hop2": "/public/hop3", "/public/hop3": f"{base}/public/../private/payroll.md",
-                     "/public/loop": "/public/loop"}
+                     "/public/loop": "/public/loop", "/public/slash": "/public/..%2Fprivate/payroll.md"}
 
         async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             raw = scope["raw_path"].decode()
@@ -96,7 +96,7 @@ async def test_a_plain_user_cannot_reach_past_a_url_root(tmp_path):
         async with served_hub(config, tmp_path) as url, as_user(url, ANA) as ana:
             with anyio.fail_after(60):
                 refused = {name: await add(ana, u) for name, u in spellings.items()}
-                redirected = {name: await add(ana, f"{base}/public/{name}") for name in ("out", "sneaky", "hop1")}
+                redirected = {name: await add(ana, f"{base}/public/{name}") for name in ("out", "sneaky", "hop1", "slash")}
                 loop = await add(ana, f"{base}/public/loop")
                 plain = await add(ana, f"HTTP://{base.removeprefix('http://')}/public/./canteen.md")
                 followed = await add(ana, f"{base}/public/in")
@@ -115,18 +115,24 @@ async def test_a_plain_user_cannot_reach_past_a_url_root(tmp_path):
     assert refused["look-alike"] == ("error", f"{base}/public-evil/payroll.md is not under the URL prefixes this hub "
                                      f"may read {roots}")
     assert "holds user info" in refused["user info"][1]
-    assert redirected["out"][1].startswith(f"{base}/public/out redirects to {base}/private/payroll.md, outside "
-                                           f"docs.roots: ")
-    assert redirected["sneaky"][1].startswith(f"{base}/public/sneaky redirects to {base}/public/%2e%2E/private/"
-                                              f"payroll.md, outside docs.roots: ")
-    assert redirected["hop1"][1].startswith(f"{base}/public/hop3 redirects to {base}/public/../private/payroll.md, "
-                                            f"outside docs.roots: ")
+    final = "add the document by its final URL if that one is under them"
+    assert redirected["out"] == ("error", f"{base}/public/out redirects to {base}/private/payroll.md, outside "
+                                 f"docs.roots ({base}/public/); {final}")
+    assert redirected["sneaky"] == ("error", f"{base}/public/sneaky redirects to {base}/public/%2e%2E/private/payroll.md"
+                                    f" (it reads as {base}/private/payroll.md), outside docs.roots ({base}/public/); "
+                                    f"{final}")
+    assert redirected["hop1"] == ("error", f"{base}/public/hop3 redirects to {base}/public/../private/payroll.md (it "
+                                  f"reads as {base}/private/payroll.md), outside docs.roots ({base}/public/); {final}")
+    assert redirected["slash"] == ("error", f"{base}/public/slash redirects to an address the hub will not follow: "
+                                   f"{base}/public/..%2Fprivate/payroll.md holds an encoded slash, backslash or "
+                                   f"double-encoded dot (%2F, %5C, %252E), which servers read differently; write the "
+                                   f"path plainly")
     assert loop == ("error", f"{base}/public/loop redirects more than 5 times")
     assert plain["origin"] == f"{base}/public/canteen.md" and followed["origin"] == f"{base}/public/canteen.md"
     # state intact: nothing private was asked for or kept
     assert not [p for p in site.asked if "private" in p or "evil" in p], site.asked
     assert sorted(site.asked) == sorted(["/public/out", "/public/sneaky", "/public/hop1", "/public/hop2",
-                                         "/public/hop3", *["/public/loop"] * 6, "/public/canteen.md",
+                                         "/public/hop3", "/public/slash", *["/public/loop"] * 6, "/public/canteen.md",
                                          "/public/in", "/public/canteen.md"])
     assert [d["origin"] for d in listed["documents"]] == [f"{base}/public/canteen.md"] * 2
     assert "Bob" not in json.dumps(recall) and len(recall["items"]) <= 2
