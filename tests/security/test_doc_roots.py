@@ -96,7 +96,8 @@ async def test_a_plain_user_cannot_reach_past_a_url_root(tmp_path):
         async with served_hub(config, tmp_path) as url, as_user(url, ANA) as ana:
             with anyio.fail_after(60):
                 refused = {name: await add(ana, u) for name, u in spellings.items()}
-                redirected = {name: await add(ana, f"{base}/public/{name}") for name in ("out", "sneaky", "hop1", "slash")}
+                redirected = {name: await add(ana, f"{base}/public/{name}")
+                              for name in ("out", "sneaky", "hop1", "slash")}
                 loop = await add(ana, f"{base}/public/loop")
                 plain = await add(ana, f"HTTP://{base.removeprefix('http://')}/public/./canteen.md")
                 followed = await add(ana, f"{base}/public/in")
@@ -118,9 +119,9 @@ async def test_a_plain_user_cannot_reach_past_a_url_root(tmp_path):
     final = "add the document by its final URL if that one is under them"
     assert redirected["out"] == ("error", f"{base}/public/out redirects to {base}/private/payroll.md, outside "
                                  f"docs.roots ({base}/public/); {final}")
-    assert redirected["sneaky"] == ("error", f"{base}/public/sneaky redirects to {base}/public/%2e%2E/private/payroll.md"
-                                    f" (it reads as {base}/private/payroll.md), outside docs.roots ({base}/public/); "
-                                    f"{final}")
+    assert redirected["sneaky"] == ("error", f"{base}/public/sneaky redirects to {base}/public/%2e%2E/private/"
+                                    f"payroll.md (it reads as {base}/private/payroll.md), outside docs.roots "
+                                    f"({base}/public/); {final}")
     assert redirected["hop1"] == ("error", f"{base}/public/hop3 redirects to {base}/public/../private/payroll.md (it "
                                   f"reads as {base}/private/payroll.md), outside docs.roots ({base}/public/); {final}")
     assert redirected["slash"] == ("error", f"{base}/public/slash redirects to an address the hub will not follow: "
