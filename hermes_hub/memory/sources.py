@@ -67,13 +67,6 @@ class Roots:
                            f"{', '.join(self.prefixes)})", read_as)
         return address
 
-    def allows_url(self, url: str) -> bool:
-        try:
-            self.admit(url)
-        except InvalidInput:
-            return False
-        return True
-
 
 class _Outside(InvalidInput):
     """A URL read one way, and that way lies outside every root."""

@@ -37,9 +37,9 @@ from hermes_hub.web.activity import sparkline
 from hermes_hub.web.approvals import approval_routes, approvals_view
 from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
+from hermes_hub.web.followers import Followers
 from hermes_hub.web.logins import IDLE, LIFETIME
 from hermes_hub.web.secrets import secret_routes, secrets_view
-from hermes_hub.web.followers import Followers
 from hermes_hub.web.stream import FALLBACK_SECONDS, stream_routes
 from hermes_hub.web.unmask import unmask_routes
 
