@@ -88,7 +88,7 @@ def load_key(storage_url: str, *, env: dict[str, str] | None = None) -> SecretKe
     if env.get(KEY_ENV):
         return SecretKey.from_text(env[KEY_ENV], KEY_ENV, shared=True)
     path = key_file(storage_url, env)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:

@@ -58,6 +58,7 @@ class HubSection(_Strict):
     pin: Literal["manual", "auto"] = "manual"  # auto: pin every tool's definition on first sight
     public_url: str | None = None  # the origin hosts reach the hub at (behind a proxy): OAuth's issuer and URLs
     task_ttl: float = Field(3600.0, gt=0, le=7 * 86_400)  # seconds a host's task (and its result) is kept
+    max_followers: int = Field(8, ge=1, le=1000)  # live streams (/events, /status/stream) one user may hold open
 
     @field_validator("public_url")
     @classmethod

@@ -4,8 +4,10 @@
     data, name, content_type = await fetch_url("https://docs.python.org/3/tutorial/", roots, limits)
 
 A root is a directory (a path) or a URL prefix (``http://`` or ``https://``). A file must resolve,
-symbolic links followed, inside a root directory; a URL must start with a root prefix, and so must
-every redirect it answers with (each one is checked before it is followed, at most ``MAX_REDIRECTS``).
+symbolic links followed, inside a root directory. A URL is first put in one spelling (``addresses``: dot
+segments resolved, escapes decoded, case and default ports), must then lie under a root prefix by whole
+path segments, and is fetched in that spelling; so must every redirect it answers with (each one put in
+its spelling and checked before it is followed, at most ``MAX_REDIRECTS``).
 Reading stops at ``max_bytes`` and ``timeout`` seconds; nothing outside the roots is ever opened, and
 with no roots only text given inline is accepted.
 """
@@ -15,12 +17,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import anyio
 import httpx2
 
 from hermes_hub.errors import InvalidInput
+from hermes_hub.memory.addresses import MAX_URL_CHARS, Address
 
 MAX_REDIRECTS = 5
 
@@ -34,27 +37,43 @@ class Roots:
     def parse(cls, roots: list[str], base_dir: Path) -> Roots:
         dirs, prefixes = [], []
         for root in roots:
-            if root.startswith(("http://", "https://")):
+            if root.lower().startswith(("http://", "https://")):
                 prefixes.append(root)
             else:
                 path = Path(os.path.expanduser(root))
                 dirs.append((path if path.is_absolute() else base_dir / path).resolve())
         return cls(tuple(dirs), tuple(prefixes))
 
-    def allows_url(self, url: str) -> bool:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or parts.username or parts.password:
-            return False
-        return any(_under_prefix(url, p) for p in self.prefixes)
+    def addresses(self) -> list[Address]:
+        out = []
+        for prefix in self.prefixes:
+            try:
+                root = Address.parse(prefix)
+            except InvalidInput as e:
+                raise InvalidInput(f"hub.json's docs.roots entry {prefix} cannot be used: {e}; an admin must "
+                                   f"correct it") from None
+            if root.query or "#" in prefix:
+                raise InvalidInput(f"hub.json's docs.roots entry {prefix} holds a query or fragment; a URL root "
+                                   f"is a scheme, host and path prefix only: an admin must correct it")
+            out.append(root)
+        return out
+
+    def admit(self, url: str) -> Address:
+        """``url`` in its one spelling, if that lies under a root prefix; else InvalidInput saying why."""
+        address = Address.parse(url)
+        if not any(address.under(root) for root in self.addresses()):
+            read_as = "" if str(address) == url else f" (it reads as {address})"
+            raise _Outside(f"{url} is not under the URL prefixes this hub may read{read_as} (docs.roots: "
+                           f"{', '.join(self.prefixes)})", read_as)
+        return address
 
 
-def _under_prefix(url: str, prefix: str) -> bool:
-    """``url`` starts with ``prefix`` and, if the prefix names only a host, the next character ends it
-    (so ``https://docs.example`` does not admit ``https://docs.example.evil``)."""
-    if not url.startswith(prefix):
-        return False
-    rest = url[len(prefix):]
-    return prefix.endswith("/") or rest == "" or rest[0] in "/?#"
+class _Outside(InvalidInput):
+    """A URL read one way, and that way lies outside every root."""
+
+    def __init__(self, message: str, read_as: str) -> None:
+        super().__init__(message)
+        self.read_as = read_as
 
 
 def _no_roots(what: str) -> InvalidInput:
@@ -90,19 +109,23 @@ async def fetch_url(url: str, roots: Roots, max_bytes: int, timeout: float) -> t
     """(bytes, final URL, content type) of ``url``, following only redirects that stay under the roots."""
     if not roots.prefixes:
         raise _no_roots("URL")
-    if not roots.allows_url(url):
-        raise InvalidInput(f"{url} is not under the URL prefixes this hub may read (docs.roots: "
-                           f"{', '.join(roots.prefixes)})")
+    url = str(roots.admit(url))
     with anyio.move_on_after(timeout) as scope:  # the whole read, however slowly the bytes trickle in
         async with httpx2.AsyncClient(follow_redirects=False, timeout=httpx2.Timeout(timeout)) as http:
             for _ in range(MAX_REDIRECTS + 1):
                 try:
                     async with http.stream("GET", url) as resp:
                         if resp.is_redirect:
-                            target = urljoin(url, resp.headers.get("location", ""))
-                            if not roots.allows_url(target):
-                                raise InvalidInput(f"{url} redirects to {target}, outside docs.roots; add the "
-                                                   f"document by its final URL if that one is under them")
+                            target = urljoin(url, resp.headers.get("location", "")[:MAX_URL_CHARS + 1])
+                            try:
+                                target = str(roots.admit(target))  # each hop in its spelling, checked again
+                            except _Outside as e:
+                                raise InvalidInput(f"{url} redirects to {target}{e.read_as}, outside docs.roots "
+                                                   f"({', '.join(roots.prefixes)}); add the document by its final "
+                                                   f"URL if that one is under them") from None
+                            except InvalidInput as e:
+                                raise InvalidInput(f"{url} redirects to an address the hub will not follow: "
+                                                   f"{e}") from None
                             url = target
                             continue
                         if resp.status_code != 200:

@@ -28,6 +28,7 @@ from hermes_hub.upstream.http_lane import HttpLane
 from hermes_hub.upstream.limit_status import LimitStatus
 from hermes_hub.upstream.ownership import SessionOwner
 from hermes_hub.web import status_routes
+from hermes_hub.web.followers import Followers
 from hermes_hub.web.telemetry import telemetry_routes
 
 if TYPE_CHECKING:
@@ -59,12 +60,14 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
         return JSONResponse(answer, status_code=200 if answer["ready"] else 503)
 
     throttle = Throttle()  # wrong tokens, counted across /mcp and the status page
+    followers = Followers()  # live streams per user, counted across /events and /status/stream
     cfg = hub.config
     oauth = oauth_routes(lambda: _authorization(hub), [ep.path for ep in hub.endpoints.values()],
                          public_url=cfg.hub.public_url, issuer=cfg.auth.issuer, name=cfg.hub.name)
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), *status_routes(hub, exposure, throttle), *oauth,
-                *telemetry_routes(hub, exposure, throttle),
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz),
+                *status_routes(hub, exposure, throttle, followers), *oauth,
+                *telemetry_routes(hub, exposure, throttle, followers),
                 *toolset_routes, Mount("/", app=mcp_app)],
         lifespan=lifespan,
     )

@@ -11,7 +11,8 @@
   replicas share one database (see ``storage.postgres``); ``?pool_size=`` and ``?statement_timeout=``.
 
 The default (``open_store()`` with no URL) is ``$HERMES_DATA_DIR/hub.db``; without ``HERMES_DATA_DIR``,
-``$XDG_DATA_HOME/hermes-hub/hub.db``, i.e. ``~/.local/share/hermes-hub/hub.db``. Parent folders are created.
+``$XDG_DATA_HOME/hermes-hub/hub.db``, i.e. ``~/.local/share/hermes-hub/hub.db``. Parent folders are created;
+the store's folder 0700 and its files 0600 (``storage.sqlite.privacy``).
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ async def open_store(url: str | None = None, *, base_dir: Path | None = None) ->
     from hermes_hub.storage.sqlite import open_sqlite
 
     path, options = sqlite_path(url or default_url(), base_dir)
-    async with open_sqlite(path, synchronous=options.get("synchronous", "NORMAL")) as store:
+    own = path.parent.resolve() == default_data_dir().resolve()  # a folder storage.url names may be a project's
+    async with open_sqlite(path, synchronous=options.get("synchronous", "NORMAL"), own_folder=own) as store:
         yield store
 
 

@@ -37,6 +37,7 @@ from hermes_hub.web.activity import sparkline
 from hermes_hub.web.approvals import approval_routes, approvals_view
 from hermes_hub.web.connect import connect_routes
 from hermes_hub.web.consent import consent_routes
+from hermes_hub.web.followers import Followers
 from hermes_hub.web.logins import IDLE, LIFETIME
 from hermes_hub.web.secrets import secret_routes, secrets_view
 from hermes_hub.web.stream import FALLBACK_SECONDS, stream_routes
@@ -86,8 +87,10 @@ async def _icon(request: Request) -> Response:
                         headers={"Cache-Control": "max-age=86400"})
 
 
-def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None) -> list[BaseRoute]:
+def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None,
+                  followers: Followers | None = None) -> list[BaseRoute]:
     access = Access(hub, exposure, throttle or Throttle())
+    followers = followers or Followers()  # the served app shares one with /events
 
     def _filters(request: Request) -> dict[str, str | None]:
         outcome = request.query_params.get("outcome") or None
@@ -217,7 +220,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
         *approval_routes(hub, access),  # "Waiting for your approval": each viewer's own (web/approvals.py)
         *unmask_routes(hub, access, _page),  # a masked result's original, audited (web/unmask.py)
-        *stream_routes(hub, access, _limited),  # the live view's ticks from the event bus (web/stream.py)
+        *stream_routes(hub, access, _limited, followers),  # the live view's ticks from the event bus (web/stream.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
         *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)

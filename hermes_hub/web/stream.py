@@ -16,11 +16,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from hermes_hub.events import Event, ServerStateChanged
 from hermes_hub.web.access import Access
+from hermes_hub.web.followers import Followers
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -31,7 +32,7 @@ QUEUE = 64  # events a page's stream may fall behind; one tick covers them all a
 
 
 def stream_routes(hub: Hub, access: Access, limited: Callable[..., Callable[[Request], Awaitable[Response]]],
-                  ) -> list[Route]:
+                  followers: Followers) -> list[Route]:
     async def stream(request: Request) -> Response:
         viewer = await access.viewer(request)
         if viewer is None:
@@ -43,8 +44,8 @@ def stream_routes(hub: Hub, access: Access, limited: Callable[..., Callable[[Req
                 return True
             return isinstance(event, ServerStateChanged)  # no one's: the page shows each viewer theirs
 
-        return StreamingResponse(_ticks(hub, shown, me), media_type="text/event-stream",
-                                 headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+        return followers.stream(me, hub.config.hub.max_followers, _ticks(hub, shown, me),
+                                {"cache-control": "no-store", "x-accel-buffering": "no"})
 
     return [Route("/status/stream", limited(stream, html=False))]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from hermes_hub.downstream.connection import State
@@ -28,6 +28,7 @@ from hermes_hub.events import Event
 from hermes_hub.telemetry.metrics import CONTENT_TYPE
 from hermes_hub.throttle import Throttle, Throttled
 from hermes_hub.web.access import Access, Viewer
+from hermes_hub.web.followers import Followers
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
@@ -76,7 +77,9 @@ async def queue_depths(hub: Hub) -> GaugeMetricFamily:
     return family
 
 
-def telemetry_routes(hub: Hub, exposure: Exposure, throttle: Throttle) -> list[BaseRoute]:
+def telemetry_routes(hub: Hub, exposure: Exposure, throttle: Throttle, followers: Followers | None = None,
+                     ) -> list[BaseRoute]:
+    followers = followers or Followers()  # the served app shares one with /status/stream
     access = Access(hub, exposure, throttle)
     hub.metrics.watch(lambda: hub_metrics(hub))
     depths: list[Metric] = []
@@ -126,8 +129,8 @@ def telemetry_routes(hub: Hub, exposure: Exposure, throttle: Throttle) -> list[B
         if request.query_params.get("follow") not in ("1", "true", "yes"):
             body = "".join(json.dumps(e.to_dict()) + "\n" for e in kept)
             return Response(body, media_type="application/x-ndjson", headers={"cache-control": "no-store"})
-        return StreamingResponse(_follow(hub, kept, visible, me), media_type="text/event-stream",
-                                 headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+        return followers.stream(me, hub.config.hub.max_followers, _follow(hub, kept, visible, me),
+                                {"cache-control": "no-store", "x-accel-buffering": "no"})
 
     return [Route("/metrics", metrics), Route("/events", events)]
 

@@ -18,6 +18,7 @@ the file. ``sqlite:///hub.db?synchronous=full`` trades append throughput for pow
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -54,8 +55,10 @@ from hermes_hub.storage.sqlite import (
     vectors,
     working,
 )
+from hermes_hub.storage.sqlite.privacy import make_private
 
 T = TypeVar("T")
+log = logging.getLogger("hermes_hub.storage")
 READERS = 4
 BUSY_TIMEOUT_MS = 5000
 SYNCHRONOUS = ("NORMAL", "FULL")
@@ -78,8 +81,9 @@ class SQLiteStore(SharedMethods):
                    working=working,
                    )
 
-    def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS) -> None:
-        self.path = path
+    def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS,
+                 own_folder: bool = False) -> None:
+        self.path, self.own_folder = path, own_folder
         self.url = f"sqlite:///{path}"
         self.synchronous = synchronous.upper()
         if self.synchronous not in SYNCHRONOUS:
@@ -118,10 +122,15 @@ class SQLiteStore(SharedMethods):
 
     def _open(self) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise StorageError(f"cannot create the data directory {self.path.parent}: {exc.strerror}; "
                                "set storage.url or HERMES_DATA_DIR to a writable place") from exc
+        changed, note = make_private(self.path, own_folder=self.own_folder)
+        if changed:
+            log.warning("storage: other OS users could read the store; made it private: %s", "; ".join(changed))
+        if note:
+            log.info("storage: %s", note)
         self._writer = self._connect(reader=False)
         try:
             self.migrations_applied = migrations.apply(self._writer)
@@ -206,9 +215,11 @@ class SQLiteStore(SharedMethods):
 
 
 @asynccontextmanager
-async def open_sqlite(path: str | Path, *, synchronous: str = "NORMAL") -> AsyncIterator[SQLiteStore]:
-    """Open (creating and migrating if needed) the database at ``path``; close it on exit."""
-    store = SQLiteStore(Path(path).expanduser(), synchronous=synchronous)
+async def open_sqlite(path: str | Path, *, synchronous: str = "NORMAL", own_folder: bool = False,
+                      ) -> AsyncIterator[SQLiteStore]:
+    """Open (creating and migrating if needed) the database at ``path``, made private (``privacy``; its
+    folder too when the hub made it, or ``own_folder``: the hub's data folder); close it on exit."""
+    store = SQLiteStore(Path(path).expanduser(), synchronous=synchronous, own_folder=own_folder)
     try:
         await anyio.to_thread.run_sync(store._open)
         yield store
