@@ -69,8 +69,8 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
         return
     click.echo(f"pinned {len(report['pinned'])} tool definition(s); {len(report['already'])} were pinned already")
     for c in report["changed"]:
-        click.echo(f"warning: '{c['name']}' changed since it was pinned: review it with `hermes-hub tools --drift` "
-                   f"and accept it with the `hermes-hub tools approve {c['name']} --digest …` it prints", err=True)
+        click.echo(f"warning: '{c['name']}' changed since it was pinned: see `hermes-hub tools --drift`, accept it with "
+                   f"the `hermes-hub tools approve {c['name']} --digest …` it prints", err=True)
     for n in report["not_ready"]:
         click.echo(f"warning: server '{n['server']}' is {n['state']}: its tools were not pinned", err=True)
 
