@@ -146,8 +146,8 @@ class Drift:
         """The tool error a caller gets, and the line the log gets once."""
         what = ", ".join(self.fields) or "its definition"
         return (f"tool '{self.public}' is withheld: server '{self.server}' changed its definition since it was pinned "
-                f"({what} changed). An admin reviews the change with `hermes-hub tools --drift` and accepts it with the "
-                f"command shown there (`hermes-hub tools approve {self.public} --digest …`)")
+                f"({what} changed). An admin reviews the change with `hermes-hub tools --drift` and accepts it with "
+                f"the command shown there (`hermes-hub tools approve {self.public} --digest …`)")
 
     def as_dict(self) -> dict[str, Any]:
         """What ``hermes_hub_status``, the status page and ``tools --drift`` show."""

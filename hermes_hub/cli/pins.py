@@ -4,7 +4,8 @@ and hub.json's overrides, seen from the command line.
 ``pin`` starts the config's servers in-process (as ``hermes-hub tools`` does) and records each tool's definition
 as its server sends it in the config's store; ``approve NAME --digest D`` works on the store alone: it pins the
 changed definition a hub saw (and ``tools --drift`` showed with its digest D) only while it is still the one of
-digest D, in one conditional write, and a running hub serves the tool again within ``guard.POLL_SECONDS``. ``--drift`` and ``--show`` read a target like every listing command.
+digest D, in one conditional write, and a running hub serves the tool again within ``guard.POLL_SECONDS``.
+``--drift`` and ``--show`` read a target like every listing command.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
         return
     click.echo(f"pinned {len(report['pinned'])} tool definition(s); {len(report['already'])} were pinned already")
     for c in report["changed"]:
-        click.echo(f"warning: '{c['name']}' changed since it was pinned: see `hermes-hub tools --drift`, accept it with "
-                   f"the `hermes-hub tools approve {c['name']} --digest …` it prints", err=True)
+        click.echo(f"warning: '{c['name']}' changed since it was pinned: see `hermes-hub tools --drift`, accept it "
+                   f"with the `hermes-hub tools approve {c['name']} --digest …` it prints", err=True)
     for n in report["not_ready"]:
         click.echo(f"warning: server '{n['server']}' is {n['state']}: its tools were not pinned", err=True)
 

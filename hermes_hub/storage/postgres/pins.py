@@ -46,7 +46,7 @@ async def upgrade_pins(db: Connection, records: list[tuple[str, PinRecord]]) -> 
     changed = 0
     for old, rec in records:
         row = await db.fetchrow("UPDATE tool_pins SET digest = $1, definition = $2, seen_digest = NULL, "
-                                "seen_definition = NULL, seen_at = NULL WHERE server = $3 AND tool = $4 AND digest = $5 "
-                                "RETURNING 1", rec.digest, dumps(rec.definition), rec.server, rec.tool, old)
+                                "seen_definition = NULL, seen_at = NULL "
+                                "WHERE server = $3 AND tool = $4 AND digest = $5 RETURNING 1", rec.digest, dumps(rec.definition), rec.server, rec.tool, old)
         changed += row is not None
     return changed
