@@ -121,8 +121,9 @@ class PinGuard:
         upgraded, self._upgraded = self._upgraded, {}
         try:
             if n := await store.upgrade_pins(list(upgraded.values())):
-                log.info("pinned %d tool definition(s) again over every field (title, icons, _meta, ...): their "
-                         "earlier pins still held", n)
+                names = ", ".join(sorted(f"{s}/{t}" for s, t in upgraded)[:20]) + (" …" if len(upgraded) > 20 else "")
+                log.info("pinned %d tool definition(s) again over every field (title, icons, _meta, ...), as their "
+                         "earlier pins still held: %s", n, names)
         except BaseException:
             self._upgraded = {**upgraded, **self._upgraded}
             raise
