@@ -6,7 +6,8 @@
 
 ``check`` runs inside every catalog rebuild (server ready, restarted, relisted after ``list_changed``,
 a reload), so it only reads memory; what it learns (tools pinned on first sight with ``hub.pin:
-"auto"``, a changed definition seen) is written to the store by the watching loop. The loop also
+"auto"``, a changed definition seen, a legacy pin that still holds upgraded to one over every field) is
+written to the store by the watching loop. The loop also
 re-reads the pins every ``poll`` seconds: ``hermes-hub tools approve`` writes the store from another
 process, and the hub rebuilds its lists when a pin changed, without a restart. The store is shared by
 every replica, so a pin made by one holds for all.
@@ -23,7 +24,7 @@ from typing import Any, Literal
 import anyio
 import mcp.types as types
 
-from hermes_hub.aggregation.pins import Drift, pinned
+from hermes_hub.aggregation.pins import Drift, digests, is_legacy
 from hermes_hub.storage import Store
 from hermes_hub.storage.records import PinRecord, utcnow
 
@@ -40,8 +41,9 @@ class PinGuard:
         self.poll = poll
         self.loaded = False  # pins are known once the store is read; a catalog without a store pins nothing
         self._pins: dict[Key, PinRecord] = {}
-        self._defs: dict[Key, tuple[types.Tool, dict[str, Any], str]] = {}  # tool -> (what is kept, digest)
+        self._defs: dict[Key, tuple[types.Tool, dict[str, Any], str, str]] = {}  # tool -> (kept, digest, legacy)
         self._new: dict[Key, PinRecord] = {}  # pinned on first sight, to write
+        self._upgraded: dict[Key, tuple[str, PinRecord]] = {}  # legacy pins that still hold: (old digest, new pin)
         self._seen: dict[Key, tuple[str | None, dict[str, Any] | None]] = {}  # changed definitions seen, to write
         self._logged: set[tuple[Key, str]] = set()
         self._wake = anyio.Event()
@@ -53,12 +55,18 @@ class PinGuard:
         if not self.loaded:
             return None
         key = (server, tool.name)
-        current, now = self._definition(key, tool)
+        current, now, old = self._definition(key, tool)
         pin = self._pins.get(key)
         if pin is None:
             if self.mode == "auto":
                 self._pins[key] = self._new[key] = PinRecord(server, tool.name, now, current, utcnow(), "auto")
                 self._wake.set()
+            return None
+        if is_legacy(pin.digest) and pin.digest == old:  # pinned before pins covered every field: pin it all now
+            self._pins[key] = upgraded = dataclasses.replace(pin, digest=now, definition=current, seen_digest=None,
+                                                             seen_definition=None, seen_at=None)
+            self._upgraded[key] = (pin.digest, upgraded)
+            self._wake.set()
             return None
         if pin.digest == now:
             if pin.seen_digest is not None:  # it changed, then changed back: nothing left to approve
@@ -66,7 +74,8 @@ class PinGuard:
             return None
         if pin.seen_digest != now:
             self._remember_seen(key, pin, now, current)
-        drift = Drift(server, tool.name, public, pin.definition, current, pin.pinned_at, pin.pinned_by, now)
+        drift = Drift(server, tool.name, public, pin.definition, current, pin.pinned_at, pin.pinned_by, now,
+                      legacy=is_legacy(pin.digest))
         if (key, now) not in self._logged:  # once per changed definition, not once per rebuild
             if len(self._logged) >= MAX_REMEMBERED:
                 self._logged.clear()
@@ -74,13 +83,14 @@ class PinGuard:
             log.warning("%s", drift.message())
         return drift
 
-    def _definition(self, key: Key, tool: types.Tool) -> tuple[dict[str, Any], str]:
+    def _definition(self, key: Key, tool: types.Tool) -> tuple[dict[str, Any], str, str]:
+        """(what is kept of ``tool``, its digest, the digest a legacy pin of it would have)."""
         cached = self._defs.get(key)
         if cached is None or cached[0] is not tool:  # a relist makes new objects; digest each once
             if len(self._defs) >= MAX_REMEMBERED:
                 self._defs.clear()
-            cached = self._defs[key] = (tool, *pinned(tool))  # the digest covers it all
-        return cached[1], cached[2]
+            cached = self._defs[key] = (tool, *digests(tool))  # the digest covers it all
+        return cached[1], cached[2], cached[3]
 
     def _remember_seen(self, key: Key, pin: PinRecord, now: str | None, current: dict[str, Any] | None) -> None:
         self._pins[key] = dataclasses.replace(pin, seen_digest=now, seen_definition=current,
@@ -94,6 +104,7 @@ class PinGuard:
         """Read every pin; True when one was added, changed or removed since the last read."""
         rows = {(r.server, r.tool): r for r in await store.list_pins()}
         rows.update({k: v for k, v in self._new.items() if k not in rows})  # not written yet
+        rows.update({k: new for k, (old, new) in self._upgraded.items() if k in rows and rows[k].digest == old})
         changed = {k: r.digest for k, r in rows.items()} != {k: r.digest for k, r in self._pins.items()}
         self._pins, self.loaded = rows, True
         return changed
@@ -106,6 +117,15 @@ class PinGuard:
                 log.info("pinned %d tool definition(s) on first sight (hub.pin: auto)", len(new))
         except BaseException:
             self._new = {**new, **self._new}
+            raise
+        upgraded, self._upgraded = self._upgraded, {}
+        try:
+            if n := await store.upgrade_pins(list(upgraded.values())):
+                names = ", ".join(sorted(f"{s}/{t}" for s, t in upgraded)[:20]) + (" …" if len(upgraded) > 20 else "")
+                log.info("pinned %d tool definition(s) again over every field (title, icons, _meta, ...), as their "
+                         "earlier pins still held: %s", n, names)
+        except BaseException:
+            self._upgraded = {**upgraded, **self._upgraded}
             raise
         seen, self._seen = self._seen, {}
         for i, ((server, tool), (now, current)) in enumerate(seen.items()):

@@ -2,14 +2,16 @@
 and hub.json's overrides, seen from the command line.
 
 ``pin`` starts the config's servers in-process (as ``hermes-hub tools`` does) and records each tool's definition
-as its server sends it in the config's store; ``approve`` works on the store alone: it pins the changed
-definition a hub saw (and ``tools --drift`` showed), and a running hub serves the tool again within
-``guard.POLL_SECONDS``. ``--drift`` and ``--show`` read a target like every listing command.
+as its server sends it in the config's store; ``approve NAME --digest D`` works on the store alone: it pins the
+changed definition a hub saw (and ``tools --drift`` showed with its digest D) only while it is still the one of
+digest D, in one conditional write, and a running hub serves the tool again within ``guard.POLL_SECONDS``.
+``--drift`` and ``--show`` read a target like every listing command.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -18,6 +20,7 @@ import click
 from hermes_hub.cli.command import async_command, connect, fail, load_config, make_target, setup_logging
 from hermes_hub.errors import HubError
 
+DIGEST = re.compile(r"v2:[0-9a-f]{64}")  # what `tools --drift` prints (``aggregation.pins.digest``)
 DRIFT_EXIT = 3  # `tools --drift`: some pinned tool is withheld (like `servers` when one is not READY)
 CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming the servers and storage.url")
 
@@ -33,7 +36,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
 
     A tool pinned already keeps its pin; one whose definition changed since is reported (accept the change
     with `hermes-hub tools approve`)."""
-    from hermes_hub.aggregation.pins import pinned
+    from hermes_hub.aggregation.pins import pinned, upgrade
     from hermes_hub.storage.records import PinRecord, utcnow
 
     setup_logging(verbose)
@@ -43,7 +46,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
             raise HubError(f"no running server '{server}' in {config}; servers: {', '.join(sorted(conns)) or 'none'}")
         known = {(p.server, p.tool): p for p in await hub.store.list_pins(server)}
         report: dict[str, Any] = {"pinned": [], "already": [], "changed": [], "not_ready": []}
-        new = []
+        new, upgraded = [], []
         for name in [server] if server else sorted(conns):
             conn = conns[name]
             if not conn.ready:
@@ -52,18 +55,23 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
             for tool in conn.tools:
                 now, now_digest = pinned(tool)
                 old = known.get((name, tool.name))
+                if old is not None and upgrade(old.digest, tool):  # a legacy pin that holds: pinned over every field
+                    upgraded.append((old.digest, PinRecord(name, tool.name, now_digest, now, old.pinned_at,
+                                                           old.pinned_by)))
+                    old = upgraded[-1][1]
                 kind = "pinned" if old is None else "already" if old.digest == now_digest else "changed"
                 report[kind].append({"server": name, "tool": tool.name, "name": _public(hub, name, tool.name)})
                 if old is None:
                     new.append(PinRecord(name, tool.name, now_digest, now, utcnow(), hub.local.user_id))
+        await hub.store.upgrade_pins(upgraded)
         await hub.store.add_pins(new)
     if as_json:
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
     click.echo(f"pinned {len(report['pinned'])} tool definition(s); {len(report['already'])} were pinned already")
     for c in report["changed"]:
-        click.echo(f"warning: '{c['name']}' changed since it was pinned: see `hermes-hub tools --drift`, accept it with "
-                   f"`hermes-hub tools approve {c['name']}`", err=True)
+        click.echo(f"warning: '{c['name']}' changed since it was pinned: see `hermes-hub tools --drift`, accept it "
+                   f"with the `hermes-hub tools approve {c['name']} --digest …` it prints", err=True)
     for n in report["not_ready"]:
         click.echo(f"warning: server '{n['server']}' is {n['state']}: its tools were not pinned", err=True)
 
@@ -74,15 +82,18 @@ def _public(hub: Any, server: str, tool: str) -> str:
 
 @click.command("approve")
 @click.argument("name")
+@click.option("--digest", "digests", multiple=True, metavar="DIGEST",
+              help="the digest `hermes-hub tools --drift` printed for the definition you reviewed (required; repeat it "
+                   "to approve several tools of server NAME)")
 @CONFIG
 @async_command
-async def approve(name: str, config: str) -> None:
-    """Accept the changed definition of tool NAME (its public name), or of every changed tool of server NAME.
+async def approve(name: str, digests: tuple[str, ...], config: str) -> None:
+    """Accept the changed definition of tool NAME (its public name), or of changed tools of server NAME, that you
+    reviewed: the one of the digest `hermes-hub tools --drift` printed.
 
-    What is pinned is the definition the hub last saw in place of the pinned one (`hermes-hub tools --drift`
-    shows it); a running hub serves the tool again within seconds, without a restart."""
+    A definition the server changed again since (its digest differs) is refused and nothing of it is pinned;
+    a running hub serves an approved tool again within seconds, without a restart."""
     from hermes_hub.aggregation.namespace import Namespace
-    from hermes_hub.aggregation.pins import changed_fields
     from hermes_hub.identity import local_user_name
     from hermes_hub.storage import open_store
     from hermes_hub.storage.records import utcnow
@@ -96,22 +107,49 @@ async def approve(name: str, config: str) -> None:
             prefix = cfg.prefix_of(server) if server in cfg.mcp_servers else server
             return Namespace(prefix, cfg.hub.separator).name(tool)
 
-        if name in cfg.mcp_servers:
-            targets = sorted({(p.server, None) for p in waiting if p.server == name})
-        else:
-            targets = [(p.server, p.tool) for p in waiting if public(p.server, p.tool) == name]
+        is_server = name in cfg.mcp_servers
+        targets = [p for p in waiting if (p.server == name if is_server else public(p.server, p.tool) == name)]
         if not targets:
-            what = f"server '{name}'" if name in cfg.mcp_servers else f"'{name}'"
+            what = f"server '{name}'" if is_server else f"'{name}'"
             pending = ", ".join(public(p.server, p.tool) for p in waiting) or "none"
             raise HubError(f"no changed definition of {what} is waiting for approval (waiting: {pending}); a hub "
                            f"records one when it withholds a tool: `hermes-hub tools --drift` shows them")
-        before = {(p.server, p.tool): p for p in waiting}
-        for server, tool in targets:
-            for p in await store.approve_pins(server, tool, by=who, at=utcnow()):
-                old = before[(p.server, p.tool)]
-                fields = ", ".join(changed_fields(old.definition, p.definition)) or "definition"
-                click.echo(f"approved '{public(p.server, p.tool)}' ({fields} changed), now pinned as {p.digest[:12]}; "
-                           f"a running hub serves it again within seconds")
+        _check_digests(name, digests)
+        approved: dict[tuple[str, str], Any] = {}
+        for server, tool in sorted({(p.server, None if is_server else p.tool) for p in targets}):
+            for p in await store.approve_pins(server, tool, digests=digests, by=who, at=utcnow()):
+                approved[(p.server, p.tool)] = p
+    for old in targets:
+        if (p := approved.get((old.server, old.tool))) is not None:
+            click.echo(f"approved '{public(p.server, p.tool)}' ({_fields(old, p)} changed), now pinned as {p.digest}; "
+                       f"a running hub serves it again within seconds")
+    refused = [public(p.server, p.tool) for p in targets if (p.server, p.tool) not in approved]
+    if refused:
+        fail(f"not approved: {', '.join(refused)}. The definition waiting for approval is not the one of the digest "
+             f"given (its server changed it again since `hermes-hub tools --drift` showed it, or the digest is another "
+             f"tool's), so nothing of it was pinned and it stays withheld. Review it again with "
+             f"`hermes-hub tools --drift` and approve the digest it prints")
+
+
+def _check_digests(name: str, digests: tuple[str, ...]) -> None:
+    """Refuse an approve that names no digest, or a digest `tools --drift` cannot have printed."""
+    from hermes_hub.aggregation.pins import VERSION
+
+    if not digests:
+        raise HubError(f"approve pins only a definition you reviewed: run `hermes-hub tools --drift`, read the diff "
+                       f"and give the digest it prints, as in `hermes-hub tools approve {name} --digest {VERSION}…`. "
+                       f"Nothing was pinned")
+    bad = [d for d in digests if not DIGEST.fullmatch(d)]
+    if bad:
+        raise HubError(f"'{bad[0][:80]}' is not a digest `hermes-hub tools --drift` prints ({VERSION} and 64 hex "
+                       f"digits); copy it from there. Nothing was pinned")
+
+
+def _fields(old: Any, new: Any) -> str:
+    from hermes_hub.aggregation.pins import FIELDS, LEGACY_FIELDS, changed_fields, is_legacy
+
+    fields = LEGACY_FIELDS if is_legacy(old.digest) else FIELDS
+    return ", ".join(changed_fields(old.definition, new.definition, fields)) or "definition"
 
 
 def finish(outcome: int | str | None) -> None:
@@ -134,6 +172,7 @@ async def show_drift(client: Any, hub: Any, as_json: bool) -> int:
                    f"changed since it was pinned {d['pinned_at'][:19]} by {d['pinned_by']}")
         for line in d["diff"]:
             click.echo(f"  {line}")
+        click.echo(f"  digest of this definition: {d['digest']}")
         click.echo(f"  accept it: {d['approve']}")
     return DRIFT_EXIT if drift else 0
 

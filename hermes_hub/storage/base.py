@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from hermes_hub.storage.approvals import ApprovalStore
 from hermes_hub.storage.cases import EvalCaseStore
 from hermes_hub.storage.layers import ProvenanceStore, WorkingStore
+from hermes_hub.storage.pins import PinStore
 from hermes_hub.storage.records import (
     ArtifactRecord,
     AuditRecord,
@@ -37,7 +38,6 @@ from hermes_hub.storage.records import (
     NewMessage,
     OAuthGrantRecord,
     OAuthTokenRecord,
-    PinRecord,
     RankedRow,
     RunRecord,
     SealedRecord,
@@ -202,25 +202,6 @@ class AuditStore(Protocol):
         """Newest first. ``user_id=None`` means every user: only admins' code paths may pass it."""
 
     async def prune_audit(self, before: datetime) -> int: ...
-
-
-class PinStore(Protocol):
-    """Pinned tool definitions (``hermes-hub tools pin``, ``hub.pin: "auto"``): hub-wide, one row per tool."""
-
-    async def list_pins(self, server: str | None = None) -> list[PinRecord]:
-        """Every pin (of ``server``), by server and tool."""
-
-    async def add_pins(self, records: Sequence[PinRecord]) -> int:
-        """Insert the pins of tools not pinned yet (a pinned one keeps its row); return how many were new."""
-
-    async def note_seen(self, server: str, tool: str, digest: str | None, definition: dict[str, Any] | None, *,
-                        at: datetime) -> None:
-        """Record the changed definition a hub sees in place of the pinned one (``None``: it sends the pinned one
-        again)."""
-
-    async def approve_pins(self, server: str, tool: str | None, *, by: str, at: datetime) -> list[PinRecord]:
-        """Pin the changed definition last seen of ``server``'s ``tool`` (None: each of its tools); return the
-        new pins."""
 
 
 class MemoryStore(Protocol):

@@ -33,8 +33,8 @@ async def test_a_tool_changed_while_running_is_withheld_until_approved_and_the_o
 
         assert refused.is_error and text(refused) == (
             "tool 'drifty_fetch' is withheld: server 'drifty' changed its definition since it was pinned (description "
-            "changed). An admin reviews the change with `hermes-hub tools --drift` and accepts it with "
-            "`hermes-hub tools approve drifty_fetch`")
+            "changed). An admin reviews the change with `hermes-hub tools --drift` and accepts it with the command "
+            "shown there (`hermes-hub tools approve drifty_fetch --digest …`)")
         assert not echoed.is_error and text(echoed) == 'echo ran with {"text": "still here"}'
         assert "drifty_fetch" not in names and {"drifty_echo", "drifty_delete", "drifty_announce"} <= names
         (d,) = drift
@@ -46,7 +46,7 @@ async def test_a_tool_changed_while_running_is_withheld_until_approved_and_the_o
 
         # the hub recorded what it saw; the CLI approves that, from another process, on the shared store
         await until(lambda: _seen(hub), timeout=10)
-        code, out = await cli("tools", "approve", "drifty_fetch", "--config", str(cfg))
+        code, out = await cli("tools", "approve", "drifty_fetch", "--digest", d["digest"], "--config", str(cfg))
         assert code == 0, out
         assert "approved 'drifty_fetch' (description changed)" in out
         with anyio.fail_after(15):
@@ -66,7 +66,7 @@ async def _seen(hub: Hub) -> bool:
 
 async def test_approve_names_what_is_waiting_when_nothing_of_that_name_changed(tmp_path):
     cfg = write(tmp_path / "hub.json", hub_json(tmp_path))
-    code, out = await cli("tools", "approve", "drifty_echo", "--config", str(cfg))
+    code, out = await cli("tools", "approve", "drifty_echo", "--digest", "v2:" + "0" * 64, "--config", str(cfg))
     assert code == 1
     assert "error: no changed definition of 'drifty_echo' is waiting for approval (waiting: none)" in out
     assert "`hermes-hub tools --drift` shows them" in out

@@ -74,7 +74,9 @@ async def test_a_reload_that_changes_a_definition_withholds_it_and_approving_the
         with anyio.fail_after(30):
             await until(lambda: "withheld" in served.log.read_text(), timeout=None)
         names = await tool_names(host)
-        code, out = await cli("tools", "approve", "drifty", "--config", str(served.config))
+        _, drift = await cli("tools", "--drift", "--json", "--url", served.url)
+        (shown,) = json.loads(drift)
+        code, out = await cli("tools", "approve", "drifty", "--digest", shown["digest"], "--config", str(served.config))
         with anyio.fail_after(15):
             await until_listed(host, "drifty_fetch", timeout=None)
         listed = {t.name: t for t in (await host.list_tools()).tools}

@@ -33,9 +33,20 @@ async def note_seen(db: Connection, server: str, tool: str, digest: str | None, 
                      None if digest is None else ts(at), server, tool)
 
 
-async def approve_pins(db: Connection, server: str, tool: str | None, by: str, at: datetime) -> list[PinRecord]:
+async def approve_pins(db: Connection, server: str, tool: str | None, digests: list[str], by: str,
+                       at: datetime) -> list[PinRecord]:
     rows = await db.fetch(f"UPDATE tool_pins SET digest = seen_digest, definition = seen_definition, pinned_at = $1, "
                           f"pinned_by = $2, seen_digest = NULL, seen_definition = NULL, seen_at = NULL "
                           f"WHERE server = $3 AND ($4::text IS NULL OR tool = $4) AND seen_digest IS NOT NULL "
-                          f"RETURNING {PIN_COLS}", ts(at), by, server, tool)
+                          f"AND seen_digest = ANY($5::text[]) RETURNING {PIN_COLS}", ts(at), by, server, tool, digests)
     return sorted((pin_record(tuple(r)) for r in rows), key=lambda p: p.tool)
+
+
+async def upgrade_pins(db: Connection, records: list[tuple[str, PinRecord]]) -> int:
+    changed = 0
+    for old, rec in records:
+        row = await db.fetchrow("UPDATE tool_pins SET digest = $1, definition = $2, seen_digest = NULL, "
+                                "seen_definition = NULL, seen_at = NULL "
+                                "WHERE server = $3 AND tool = $4 AND digest = $5 RETURNING 1", rec.digest, dumps(rec.definition), rec.server, rec.tool, old)
+        changed += row is not None
+    return changed

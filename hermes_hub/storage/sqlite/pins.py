@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -32,12 +33,23 @@ def note_seen(db: Connection, server: str, tool: str, digest: str | None, defini
                 server, tool))
 
 
-def approve_pins(db: Connection, server: str, tool: str | None, by: str, at: datetime) -> list[PinRecord]:
+def approve_pins(db: Connection, server: str, tool: str | None, digests: list[str], by: str,
+                 at: datetime) -> list[PinRecord]:
     rows = db.execute(f"UPDATE tool_pins SET digest = seen_digest, definition = seen_definition, pinned_at = ?, "
                       f"pinned_by = ?, seen_digest = NULL, seen_definition = NULL, seen_at = NULL "
-                      f"WHERE server = ? AND (? IS NULL OR tool = ?) AND seen_digest IS NOT NULL RETURNING {PIN_COLS}",
-                      (ts(at), by, server, tool, tool)).fetchall()
+                      f"WHERE server = ? AND (? IS NULL OR tool = ?) AND seen_digest IS NOT NULL "
+                      f"AND seen_digest IN (SELECT value FROM json_each(?)) RETURNING {PIN_COLS}",
+                      (ts(at), by, server, tool, tool, json.dumps(digests))).fetchall()
     return sorted((pin_record(r) for r in rows), key=lambda p: p.tool)
+
+
+def upgrade_pins(db: Connection, records: list[tuple[str, PinRecord]]) -> int:
+    changed = 0
+    for old, rec in records:
+        changed += db.execute("UPDATE tool_pins SET digest = ?, definition = ?, seen_digest = NULL, "
+                              "seen_definition = NULL, seen_at = NULL WHERE server = ? AND tool = ? AND digest = ?",
+                              (rec.digest, dumps(rec.definition), rec.server, rec.tool, old)).rowcount
+    return changed
 
 
 def m014_tool_pins(db: Connection) -> None:
