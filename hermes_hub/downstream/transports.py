@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from hermes_hub.config import ServerConfig
+from hermes_hub.downstream.framing import Dropped, InFlight, message_limit, read_lines, too_big
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.http_status import StatusAware
 from hermes_hub.downstream.interpreter import bundled_demo
@@ -41,7 +42,6 @@ from hermes_hub.downstream.oauth import GrantAuth, signs_in
 log = logging.getLogger("hermes_hub.downstream")
 
 GRACE_SECONDS = 2.0  # stdin closed -> SIGTERM -> SIGKILL, as the MCP lifecycle spec suggests
-MAX_STDOUT_LINE = 256 * 1024 * 1024  # one JSON-RPC message from a child; results are cut to size later
 MAX_STDERR_LINE = 4096  # bytes of one stderr line kept (logged, shown in status); the rest is dropped
 
 
@@ -190,15 +190,40 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
     stderr_done = anyio.Event()
     stdout_eof = anyio.Event()
 
+    limit = message_limit()
+    in_flight = InFlight()
+
+    async def dropped(item: Dropped) -> None:
+        """An answer over the limit fails its own call (by its id, else the oldest in flight), at once."""
+        why = too_big(name, limit)
+        if not item.ended:
+            log.warning("[%s] dropping a message of more than %d bytes on stdout (hub.max_message_bytes)", name, limit)
+        rid = item.id()
+        if rid is None and not item.ended:
+            return  # its id may come last: known at its end
+        if rid is not None and lane.fail(rid, why):
+            return
+        if rid is not None and in_flight.take(rid) or rid is None and (rid := in_flight.oldest()) is not None:
+            await to_session.send(InFlight.failure(rid, why))
+        elif rid is None:
+            lane.fail_oldest(why)
+
     async def pump_stdout() -> None:
         async with to_session:
-            async for line, size in _stdout_lines(process.stdout, stdout_eof):
-                if size > len(line):
-                    log.warning("[%s] dropped a %d-byte message on stdout, over the hub's limit of %d MiB; make "
-                                "the tool return less (or a resource)", name, size, MAX_STDOUT_LINE >> 20)
-                    lane.dropped(line, f"the server's answer ({size:,} bytes) was over the hub's limit of "
-                                       f"{MAX_STDOUT_LINE >> 20} MiB for one message; make the tool return less")
-                    await to_session.send(ValueError(f"message of {size} bytes dropped"))
+            handled = False  # the line being dropped has failed its call already
+            async for line in read_lines(process.stdout, limit):
+                if isinstance(line, Dropped):
+                    if not handled or line.endless:
+                        await dropped(line)
+                    handled = not line.ended and line.id() is not None
+                    if line.endless:  # nothing after it can be read: restart the child
+                        log.warning("[%s] wrote more than %d bytes with no newline; restarting it", name, line.size)
+                        link.hung = True
+                        lane.close(why := f"the server wrote an endless line on stdout; {too_big(name, limit)}")
+                        for rid in iter(in_flight.oldest, None):
+                            await to_session.send(InFlight.failure(rid, why))
+                        link.closed.set()
+                        return
                     continue
                 if lane.pending and await lane.take(line):
                     continue
@@ -213,10 +238,12 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                     if lane.pending and isinstance(msg.message, types.JSONRPCResponse | types.JSONRPCError) and \
                             lane.claim(msg.message.model_dump(by_alias=True, mode="json", exclude_none=True)):
                         continue
+                    in_flight.answered(msg.message)
                 try:
                     await to_session.send(msg)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+            stdout_eof.set()
             # stdout ended, so the child is probably exiting: let calls in flight fail once its exit
             # code and last stderr lines are known (watch_exit), so their error can name them
             with anyio.move_on_after(2):
@@ -239,6 +266,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         try:
             async with from_session:
                 async for m in from_session:
+                    in_flight.sent(m.message)
                     await process.stdin.send(_line(m))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
@@ -276,15 +304,6 @@ def _line(m: SessionMessage) -> bytes:
         return (m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
     except ValueError:  # e.g. a lone surrogate: escaped as it came, rather than ending the connection
         return (json.dumps(m.message.model_dump(by_alias=True, exclude_unset=True)) + "\n").encode()
-
-
-async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[tuple[bytes, int]]:
-    async for line in _lines(stream, MAX_STDOUT_LINE, tail=TAIL):
-        yield line
-    eof.set()
-
-
-TAIL = 512  # bytes kept of the end of a dropped stdout message: its id may come last (``StdioLane.dropped``)
 
 
 async def _lines(stream: ByteReceiveStream | None, limit: int, tail: int = 0) -> AsyncIterator[tuple[bytes, int]]:
