@@ -55,10 +55,10 @@ def endless_after(limit: int) -> int:
     return max(64 * limit, 256 << 20)
 
 
-def too_big(server: str, limit: int) -> str:
-    return (f"server '{server}' answered with a message of more than {limit:,} bytes (hub.max_message_bytes); "
-            "the answer was dropped. Make the tool return less (or a resource link), or raise "
-            "hub.max_message_bytes in hub.json")
+def too_big(limit: int) -> str:
+    """Why a call failed, after the ``server 'NAME': `` every downstream error starts with."""
+    return (f"answered with a message of more than {limit:,} bytes (hub.max_message_bytes); the answer was "
+            "dropped. Make the tool return less (a resource link, say), or raise hub.max_message_bytes in hub.json")
 
 
 @dataclass

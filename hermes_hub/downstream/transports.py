@@ -33,6 +33,7 @@ from mcp.shared.message import SessionMessage
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.framing import Dropped, InFlight, message_limit, read_lines, too_big
 from hermes_hub.downstream.grants import Grants
+from hermes_hub.downstream.http_limit import Capped, plain
 from hermes_hub.downstream.http_status import StatusAware
 from hermes_hub.downstream.interpreter import bundled_demo
 from hermes_hub.downstream.keepalive import KeepAlive
@@ -58,6 +59,7 @@ class Link:
     http_session: bool = False  # a streamable-HTTP server gave an Mcp-Session-Id (it can push requests)
     needs_auth: str | None = None  # why (and how to fix it) the server refused the hub's OAuth grant, or its lack
     lane: StdioLane | None = None  # a stdio child's plain tool calls, beside the SDK session (``lane``)
+    lost: str | None = None  # why the hub itself ended the connection (an endless line on stdout)
     grant_seen: str | None = None  # fingerprint of the grant this link presented (a new login changes it)
 
 
@@ -85,7 +87,7 @@ def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link, *, 
     if cfg.transport == "stdio":
         return _stdio(name, cfg, base_dir, link)
     auth = GrantAuth(name, cfg, owner, grants, link) if grants is not None and signs_in(cfg) else None
-    return _remote(cfg, link, auth)
+    return _remote(name, cfg, link, auth)
 
 
 # Keep every connection that concurrent calls opened (httpx keeps 20 by default), and make them reusable
@@ -94,19 +96,26 @@ KEEP_ALIVE = httpx2.Limits(max_connections=100, max_keepalive_connections=100)
 
 
 @asynccontextmanager
-async def _remote(cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None) -> AsyncIterator[tuple]:
+async def _remote(name: str, cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None) -> AsyncIterator[tuple]:
     assert cfg.url
+    limit = message_limit()  # one answer (a JSON body, an SSE event) is cut off at it as it streams (``http_limit``)
+
+    def sse_http(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                 auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth,
+                                  transport=Capped(httpx2.AsyncHTTPTransport(), name, limit))
 
     async def note_session(response: httpx2.Response) -> None:
         link.http_session = link.http_session or "mcp-session-id" in response.headers
 
     http = httpx2.AsyncClient(headers=cfg.headers, auth=auth, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
                               event_hooks={"response": [note_session]},
-                              transport=StatusAware(KeepAlive(httpx2.AsyncHTTPTransport(limits=KEEP_ALIVE))))
+                              transport=StatusAware(KeepAlive(Capped(httpx2.AsyncHTTPTransport(limits=KEEP_ALIVE),
+                                                                     name, limit))))
     async with http:
-        transport = sse_client(cfg.url, headers=cfg.headers, auth=auth) if cfg.transport == "sse" else (
-            streamable_http_client(cfg.url, http_client=http)
-        )
+        transport = sse_client(cfg.url, headers=cfg.headers, auth=auth, httpx_client_factory=sse_http) if (
+            cfg.transport == "sse") else streamable_http_client(cfg.url, http_client=http,
+                                                                max_sse_event_size=limit + (64 << 10))
         try:
             async with transport as streams:
                 yield _EndWatch(streams[0], link.closed), streams[1]
@@ -123,7 +132,7 @@ class _EndWatch:
 
     async def receive(self) -> Any:
         try:
-            return await self._stream.receive()
+            return plain(await self._stream.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._closed.set()
             raise
@@ -195,9 +204,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
 
     async def dropped(item: Dropped) -> None:
         """An answer over the limit fails its own call (by its id, else the oldest in flight), at once."""
-        why = too_big(name, limit)
-        if not item.ended:
-            log.warning("[%s] dropping a message of more than %d bytes on stdout (hub.max_message_bytes)", name, limit)
+        why = too_big(limit)
         rid = item.id()
         if rid is None and not item.ended:
             return  # its id may come last: known at its end
@@ -213,13 +220,17 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
             handled = False  # the line being dropped has failed its call already
             async for line in read_lines(process.stdout, limit):
                 if isinstance(line, Dropped):
+                    if not line.ended and not line.endless:
+                        log.warning("[%s] dropping a message of more than %d bytes on stdout (hub.max_message_bytes)",
+                                    name, limit)
                     if not handled or line.endless:
                         await dropped(line)
                     handled = not line.ended and line.id() is not None
                     if line.endless:  # nothing after it can be read: restart the child
                         log.warning("[%s] wrote more than %d bytes with no newline; restarting it", name, line.size)
                         link.hung = True
-                        lane.close(why := f"the server wrote an endless line on stdout; {too_big(name, limit)}")
+                        link.lost = f"it wrote more than {line.size:,} bytes on stdout with no newline; restarted"
+                        lane.close(why := f"{too_big(limit)} (a line with no end: the server is restarted)")
                         for rid in iter(in_flight.oldest, None):
                             await to_session.send(InFlight.failure(rid, why))
                         link.closed.set()

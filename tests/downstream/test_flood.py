@@ -19,13 +19,14 @@ import pytest
 from mcp import MCPError
 
 from bench.fuzz_bounds import watched
-from tests.support import PROJECT, as_user, free_port, process, serve_process, until
+from tests.support import PROJECT, as_user, free_port, process, serve_process, until, wait_port
 
 pytestmark = pytest.mark.anyio
 ROOT = "root-flood-token-000000000000"
 PEAK_MB = 300  # three 200 MB answers read whole took the hub past 1 GB
-TOO_BIG = ("server '{}' answered with a message of more than 4,000,000 bytes (hub.max_message_bytes); "
-           "the answer was dropped")
+TOO_BIG = ("server '{}': answered with a message of more than 4,000,000 bytes (hub.max_message_bytes); "
+           "the answer was dropped. Make the tool return less (a resource link, say), or raise "
+           "hub.max_message_bytes in hub.json")
 
 
 def config(**servers: Any) -> dict[str, Any]:
@@ -78,7 +79,7 @@ async def test_three_200_mb_stdio_answers_fail_their_calls_while_the_hub_stays_s
                 assert await small_works(root, "flood_small")  # the same connection, still usable
         peak = peak_mb(served.proc.pid)
     print(f"stdio: hub VmHWM {peak:.0f} MB, /healthz max {w.healthz_max_s:.2f} s over {w.probes} probes")
-    assert len(said) == 3 and all(TOO_BIG.format("flood") in s for s in said), said
+    assert len(said) == 3 and all(s == TOO_BIG.format("flood") for s in said), said
     assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
     assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
 
@@ -91,6 +92,33 @@ async def test_an_endless_stdio_line_fails_its_call_and_the_server_is_restarted(
                 await until(lambda: small_works(root, "flood_small"), timeout=60, every=0.5)
         peak = peak_mb(served.proc.pid)
     print(f"endless: hub VmHWM {peak:.0f} MB, /healthz max {w.healthz_max_s:.2f} s over {w.probes} probes")
-    assert TOO_BIG.format("flood") in said, said
+    assert said == TOO_BIG.format("flood"), said  # at once, as the line passed the limit
+    assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
+    assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
+
+
+async def test_200_mb_http_answers_as_json_or_as_one_sse_event_fail_their_calls_and_the_hub_stays_small(tmp_path):
+    port = free_port()
+    argv = [sys.executable, "-m", "tests.fixtures.flood_http_server", "--port", str(port)]
+    with process(argv, tmp_path / "flood-http.log") as server:
+        with anyio.fail_after(30):
+            await wait_port(port, server, tmp_path / "flood-http.log")
+        remote = {"url": f"http://127.0.0.1:{port}/mcp", "mode": "legacy", "timeout": 60}
+        async with serve_process(config(web=remote), tmp_path) as served:
+            async with as_user(served.url, ROOT) as root, \
+                    watched(served.url.removesuffix("/mcp"), served.proc.pid) as w:
+                said: list[str] = []
+
+                async def flood(sse: bool) -> None:
+                    said.append(await refusal(root, "web_flood", {"mb": 200, "sse": sse}))
+
+                with anyio.fail_after(90):
+                    async with anyio.create_task_group() as tg:
+                        for sse in (False, True, False):
+                            tg.start_soon(flood, sse)
+                    assert await small_works(root, "web_small")  # the same session, still usable
+            peak = peak_mb(served.proc.pid)
+    print(f"http: hub VmHWM {peak:.0f} MB, /healthz max {w.healthz_max_s:.2f} s over {w.probes} probes")
+    assert len(said) == 3 and all(s == TOO_BIG.format("web") for s in said), said
     assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
     assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
