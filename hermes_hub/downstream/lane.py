@@ -167,14 +167,6 @@ class StdioLane:
         waiting.finish(message)
         return True
 
-    def dropped(self, kept: bytes, why: str) -> None:
-        """A message too big to keep came in (``kept``: its start, then its last bytes); if its id, at
-        its start or at its end, names a lane call, that call fails with ``why``."""
-        ids = _ID.findall(kept[:512])[:1] or _ID.findall(kept[-512:])[-1:]  # the envelope's: first, or last
-        waiting = self.pending.get(ids[0].decode()) if ids else None
-        if waiting is not None:
-            waiting.finish({"error": {"code": types.INTERNAL_ERROR, "message": why}})
-
     def fail(self, rid: object, why: str) -> bool:
         """Call ``rid`` (if it is one of the lane's, still waiting) fails with ``why``."""
         waiting = self.pending.get(rid) if isinstance(rid, str) else None

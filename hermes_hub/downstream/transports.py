@@ -317,29 +317,25 @@ def _line(m: SessionMessage) -> bytes:
         return (json.dumps(m.message.model_dump(by_alias=True, exclude_unset=True)) + "\n").encode()
 
 
-async def _lines(stream: ByteReceiveStream | None, limit: int, tail: int = 0) -> AsyncIterator[tuple[bytes, int]]:
-    """``(line, its size)`` for each non-blank line of ``stream``, in time linear in its length (each
-    chunk is scanned once, never the line so far); only the first ``limit`` bytes of a line are kept,
-    and of a longer one also its last ``tail`` bytes, after them."""
+async def _lines(stream: ByteReceiveStream | None, limit: int) -> AsyncIterator[tuple[bytes, int]]:
+    """``(line, its size)`` for each non-blank line of ``stream`` (a child's stderr), in time linear in
+    its length (each chunk is scanned once, never the line so far); only the first ``limit`` bytes of
+    a line are kept. A child's stdout is read by ``framing.read_lines``."""
     assert stream is not None
     parts: list[bytes] = []
     kept = size = 0
-    last = b""  # the last ``tail`` bytes of what did not fit
 
     def add(piece: bytes) -> None:
-        nonlocal kept, size, last
+        nonlocal kept, size
         size += len(piece)
         if kept < limit and piece:
             parts.append(piece[: limit - kept])
             kept += len(parts[-1])
-            piece = piece[len(parts[-1]):]
-        if tail and piece:
-            last = (last + piece[-tail:])[-tail:]
 
     def take() -> tuple[bytes, int]:
-        nonlocal parts, kept, size, last
-        line, whole = b"".join(parts) + last, size
-        parts, kept, size, last = [], 0, 0, b""
+        nonlocal parts, kept, size
+        line, whole = b"".join(parts), size
+        parts, kept, size = [], 0, 0
         return line, whole
 
     try:
