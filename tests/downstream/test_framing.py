@@ -1,7 +1,8 @@
 """Issue 30, item 7, below the served hub: the stdout reader (``framing.read_lines``) against real child
 processes, and the SDK session's own calls (integer ids, not the lane's) over the hub's stdio transport:
 an answer past ``hub.max_message_bytes`` fails its call, found by the id at its start, at its end, or
-(when neither shows it) as the oldest call in flight, and the session answers the next call."""
+(when neither shows it) as the oldest call in flight, and the session answers the next call; the same
+over a legacy SSE server's one stream (real HTTP, uvicorn on a free port)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from pathlib import Path
 
 import anyio
 import pytest
+import uvicorn
 from mcp import ClientSession, MCPError
+from mcp.server import MCPServer
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.framing import Dropped, message_limit, read_lines, set_message_limit, too_big
 from hermes_hub.downstream.transports import Link, open_transport
-from tests.support import PROJECT
+from tests.support import PROJECT, free_port, until
 
 pytestmark = pytest.mark.anyio
 
@@ -77,3 +80,33 @@ async def test_the_sdk_sessions_calls_fail_by_their_id_or_as_the_oldest_and_the_
             small = await session.call_tool("small", {})
     assert errors == [too_big(small_limit)] * 3
     assert small.content[0].text == "small ok"
+
+
+async def test_a_legacy_sse_servers_event_past_the_limit_fails_its_call_and_the_one_stream_goes_on(small_limit):
+    mcp = MCPServer("sse")
+
+    @mcp.tool()
+    def big() -> str:
+        return "x" * 3_000_000
+
+    @mcp.tool()
+    def small() -> str:
+        return "small ok"
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(mcp.sse_app(), port=port, log_level="warning"))
+    cfg = ServerConfig(url=f"http://127.0.0.1:{port}/sse", type="sse")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(30):
+            await until(lambda: server.started)
+            async with open_transport("sse", cfg, Path("."), Link()) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                await session.list_tools()
+                with pytest.raises(MCPError) as e:
+                    await session.call_tool("big", {})
+                small = await session.call_tool("small", {})
+        server.should_exit = True
+    assert e.value.message == too_big(small_limit)
+    assert small.content[0].text == "small ok"  # the same stream: the dropped event was skipped
