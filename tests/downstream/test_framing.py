@@ -6,11 +6,14 @@ over a legacy SSE server's one stream (real HTTP, uvicorn on a free port)."""
 
 from __future__ import annotations
 
+import json
+import random
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 import uvicorn
 from mcp import ClientSession, MCPError
@@ -18,6 +21,7 @@ from mcp.server import MCPServer
 
 from hermes_hub.config import ServerConfig
 from hermes_hub.downstream.framing import Dropped, message_limit, read_lines, set_message_limit, too_big
+from hermes_hub.downstream.http_limit import _CappedEvents
 from hermes_hub.downstream.transports import Link, open_transport
 from tests.support import PROJECT, free_port, until
 
@@ -110,3 +114,38 @@ async def test_a_legacy_sse_servers_event_past_the_limit_fails_its_call_and_the_
         server.should_exit = True
     assert e.value.message == too_big(small_limit)
     assert small.content[0].text == "small ok"  # the same stream: the dropped event was skipped
+
+
+class _Chunks(httpx2.AsyncByteStream):
+    """An HTTP body as a server's network might cut it: chunks of random sizes."""
+
+    def __init__(self, data: bytes, rnd: random.Random) -> None:
+        self.data, self.rnd = data, rnd
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        at = 0
+        while at < len(self.data):
+            size = self.rnd.randint(1, 5000)
+            yield self.data[at:at + size]
+            at += size
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_sse_events_pass_whole_and_each_one_past_the_limit_becomes_an_error_answer_to_its_id(seed):
+    rnd = random.Random(seed)
+    end = rnd.choice([b"\n\n", b"\r\n\r\n"])
+    stream, expected = b"", []
+    for rid in range(rnd.randint(1, 8)):
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"t": "x" * rnd.choice([10, 3000, 20000])}})
+        event = b"event: message" + end[: len(end) // 2] + b"data: " + body.encode() + end
+        stream += event
+        expected.append(("error" if len(event) > 8000 else "result", rid))
+    capped = _CappedEvents(_Chunks(stream, rnd), "s", 8000, httpx2.Request("GET", "http://s/"))
+    out = b"".join([chunk async for chunk in capped])
+    got = []
+    for event in out.replace(b"\r\n", b"\n").split(b"\n\n"):
+        if event.strip():
+            message = json.loads(next(x[6:] for x in event.split(b"\n") if x.startswith(b"data: ")))
+            got.append(("error" if "error" in message else "result", message["id"]))
+            assert "error" not in message or message["error"]["message"] == too_big(8000)
+    assert got == expected
