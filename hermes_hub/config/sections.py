@@ -52,6 +52,8 @@ class HubSection(_Strict):
     separator: str = Field("_", pattern=r"^[A-Za-z0-9_.-]{1,4}$")
     prefix: str = Field("hermes", pattern=PREFIX_RE.pattern)
     max_result_bytes: int = Field(1_000_000, ge=1024)
+    # one message from a downstream server (stdio line, HTTP body, SSE event); None: ``message_bytes``'s default
+    max_message_bytes: int | None = Field(None, ge=64 * 1024)
     host: str = "127.0.0.1"
     port: int = Field(8600, ge=0, le=65535)
     expose: Literal["all", "lazy"] = "all"  # lazy: search/describe/call meta-tools plus what ``always`` names
@@ -66,6 +68,12 @@ class HubSection(_Strict):
     public_url: str | None = None  # the origin hosts reach the hub at (behind a proxy): OAuth's issuer and URLs
     task_ttl: float = Field(3600.0, gt=0, le=7 * 86_400)  # seconds a host's task (and its result) is kept
     max_followers: int = Field(8, ge=1, le=1000)  # live streams (/events, /status/stream) one user may hold open
+
+    @property
+    def message_bytes(self) -> int:
+        """``max_message_bytes``, or a few times what a result may be once cut (and at least 4 MB)."""
+        return self.max_message_bytes if self.max_message_bytes is not None else max(4 * self.max_result_bytes,
+                                                                                       4_000_000)
 
     @field_validator("public_url")
     @classmethod

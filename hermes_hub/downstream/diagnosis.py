@@ -28,6 +28,8 @@ def tail(link: Link) -> str:
 
 def gone(cfg: ServerConfig, link: Link) -> str:
     """The peer went away: the child's exit code or signal, or the URL that closed."""
+    if link.lost:
+        return link.lost
     if cfg.transport == "stdio":
         code = link.exit_code
         how = f"exit {code}" if code is None or code >= 0 else f"killed by signal {-code}"

@@ -48,6 +48,8 @@ class StatusAware(httpx2.AsyncBaseTransport):
             return response  # a notification: nothing waits for its answer
         try:
             body = await response.aread()
+        except (httpx2.HTTPError, httpx2.StreamError):  # e.g. a body past hub.max_message_bytes (``http_limit``)
+            body = b""
         finally:
             await response.aclose()
         retry_after = parse_retry_after(response.headers.get("retry-after"))

@@ -167,13 +167,17 @@ class StdioLane:
         waiting.finish(message)
         return True
 
-    def dropped(self, kept: bytes, why: str) -> None:
-        """A message too big to keep came in (``kept``: its start, then its last bytes); if its id, at
-        its start or at its end, names a lane call, that call fails with ``why``."""
-        ids = _ID.findall(kept[:512])[:1] or _ID.findall(kept[-512:])[-1:]  # the envelope's: first, or last
-        waiting = self.pending.get(ids[0].decode()) if ids else None
-        if waiting is not None:
-            waiting.finish({"error": {"code": types.INTERNAL_ERROR, "message": why}})
+    def fail(self, rid: object, why: str) -> bool:
+        """Call ``rid`` (if it is one of the lane's, still waiting) fails with ``why``."""
+        waiting = self.pending.get(rid) if isinstance(rid, str) else None
+        if waiting is None or waiting.done:
+            return False
+        waiting.finish({"error": {"code": types.INTERNAL_ERROR, "message": why}})
+        return True
+
+    def fail_oldest(self, why: str) -> bool:
+        """The oldest call still waiting fails with ``why`` (an answer too big to read the id of came)."""
+        return any(self.fail(rid, why) for rid in list(self.pending))
 
     def close(self, why: str) -> None:
         """The child is gone: every call in flight fails with ``why``, and later ones at once."""

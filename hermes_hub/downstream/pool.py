@@ -18,6 +18,7 @@ from anyio.abc import TaskGroup
 from hermes_hub.config import HubConfig, ServerConfig
 from hermes_hub.downstream.accounts import Accounts
 from hermes_hub.downstream.connection import Connection
+from hermes_hub.downstream.framing import set_message_limit
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.errors import HubError
 from hermes_hub.vault import Vault
@@ -57,6 +58,7 @@ class Pool:
         self._vault = vault or _no_vault  # per_user servers read their users' secrets there
         self._changed = anyio.Event()
         self._base_dir: Path = config.base_dir
+        set_message_limit(config.hub.message_bytes)  # read by each connection as it starts (``framing``)
         self.connections: dict[str, Connection | Accounts] = {name: self._new(name, config) for name in config.enabled()}
         self._running: dict[str, _Running] = {}
         self._tg: TaskGroup | None = None
@@ -130,6 +132,7 @@ class Pool:
     async def apply(self, config: HubConfig) -> Changes:
         """Move to ``config``: start added servers, stop removed ones, restart changed entries only."""
         changes = Changes()
+        set_message_limit(config.hub.message_bytes)  # connections started from now on
         wanted = config.enabled()
         for name in list(self.connections):
             if name not in wanted:

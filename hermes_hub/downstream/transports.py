@@ -31,7 +31,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from hermes_hub.config import ServerConfig
+from hermes_hub.downstream.framing import Dropped, InFlight, message_limit, read_lines, too_big
 from hermes_hub.downstream.grants import Grants
+from hermes_hub.downstream.http_limit import Capped, plain
 from hermes_hub.downstream.http_status import StatusAware
 from hermes_hub.downstream.interpreter import bundled_demo
 from hermes_hub.downstream.keepalive import KeepAlive
@@ -41,7 +43,6 @@ from hermes_hub.downstream.oauth import GrantAuth, signs_in
 log = logging.getLogger("hermes_hub.downstream")
 
 GRACE_SECONDS = 2.0  # stdin closed -> SIGTERM -> SIGKILL, as the MCP lifecycle spec suggests
-MAX_STDOUT_LINE = 256 * 1024 * 1024  # one JSON-RPC message from a child; results are cut to size later
 MAX_STDERR_LINE = 4096  # bytes of one stderr line kept (logged, shown in status); the rest is dropped
 
 
@@ -58,6 +59,7 @@ class Link:
     http_session: bool = False  # a streamable-HTTP server gave an Mcp-Session-Id (it can push requests)
     needs_auth: str | None = None  # why (and how to fix it) the server refused the hub's OAuth grant, or its lack
     lane: StdioLane | None = None  # a stdio child's plain tool calls, beside the SDK session (``lane``)
+    lost: str | None = None  # why the hub itself ended the connection (an endless line on stdout)
     grant_seen: str | None = None  # fingerprint of the grant this link presented (a new login changes it)
 
 
@@ -85,7 +87,7 @@ def open_transport(name: str, cfg: ServerConfig, base_dir: Path, link: Link, *, 
     if cfg.transport == "stdio":
         return _stdio(name, cfg, base_dir, link)
     auth = GrantAuth(name, cfg, owner, grants, link) if grants is not None and signs_in(cfg) else None
-    return _remote(cfg, link, auth)
+    return _remote(name, cfg, link, auth)
 
 
 # Keep every connection that concurrent calls opened (httpx keeps 20 by default), and make them reusable
@@ -94,19 +96,26 @@ KEEP_ALIVE = httpx2.Limits(max_connections=100, max_keepalive_connections=100)
 
 
 @asynccontextmanager
-async def _remote(cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None) -> AsyncIterator[tuple]:
+async def _remote(name: str, cfg: ServerConfig, link: Link, auth: httpx2.Auth | None = None) -> AsyncIterator[tuple]:
     assert cfg.url
+    limit = message_limit()  # one answer (a JSON body, an SSE event) is cut off at it as it streams (``http_limit``)
+
+    def sse_http(headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None,
+                 auth: httpx2.Auth | None = None) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth,
+                                  transport=Capped(httpx2.AsyncHTTPTransport(), name, limit))
 
     async def note_session(response: httpx2.Response) -> None:
         link.http_session = link.http_session or "mcp-session-id" in response.headers
 
     http = httpx2.AsyncClient(headers=cfg.headers, auth=auth, timeout=httpx2.Timeout(30, read=max(300.0, cfg.timeout)),
                               event_hooks={"response": [note_session]},
-                              transport=StatusAware(KeepAlive(httpx2.AsyncHTTPTransport(limits=KEEP_ALIVE))))
+                              transport=StatusAware(KeepAlive(Capped(httpx2.AsyncHTTPTransport(limits=KEEP_ALIVE),
+                                                                     name, limit))))
     async with http:
-        transport = sse_client(cfg.url, headers=cfg.headers, auth=auth) if cfg.transport == "sse" else (
-            streamable_http_client(cfg.url, http_client=http)
-        )
+        transport = sse_client(cfg.url, headers=cfg.headers, auth=auth, httpx_client_factory=sse_http) if (
+            cfg.transport == "sse") else streamable_http_client(cfg.url, http_client=http,
+                                                                max_sse_event_size=limit + (64 << 10))
         try:
             async with transport as streams:
                 yield _EndWatch(streams[0], link.closed), streams[1]
@@ -123,7 +132,7 @@ class _EndWatch:
 
     async def receive(self) -> Any:
         try:
-            return await self._stream.receive()
+            return plain(await self._stream.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._closed.set()
             raise
@@ -190,15 +199,42 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
     stderr_done = anyio.Event()
     stdout_eof = anyio.Event()
 
+    limit = message_limit()
+    in_flight = InFlight()
+
+    async def dropped(item: Dropped) -> None:
+        """An answer over the limit fails its own call (by its id, else the oldest in flight), at once."""
+        why = too_big(limit)
+        rid = item.id()
+        if rid is None and not item.ended:
+            return  # its id may come last: known at its end
+        if rid is not None and lane.fail(rid, why):
+            return
+        if rid is not None and in_flight.take(rid) or rid is None and (rid := in_flight.oldest()) is not None:
+            await to_session.send(InFlight.failure(rid, why))
+        elif rid is None:
+            lane.fail_oldest(why)
+
     async def pump_stdout() -> None:
         async with to_session:
-            async for line, size in _stdout_lines(process.stdout, stdout_eof):
-                if size > len(line):
-                    log.warning("[%s] dropped a %d-byte message on stdout, over the hub's limit of %d MiB; make "
-                                "the tool return less (or a resource)", name, size, MAX_STDOUT_LINE >> 20)
-                    lane.dropped(line, f"the server's answer ({size:,} bytes) was over the hub's limit of "
-                                       f"{MAX_STDOUT_LINE >> 20} MiB for one message; make the tool return less")
-                    await to_session.send(ValueError(f"message of {size} bytes dropped"))
+            handled = False  # the line being dropped has failed its call already
+            async for line in read_lines(process.stdout, limit):
+                if isinstance(line, Dropped):
+                    if not line.ended and not line.endless:
+                        log.warning("[%s] dropping a message of more than %d bytes on stdout (hub.max_message_bytes)",
+                                    name, limit)
+                    if not handled or line.endless:
+                        await dropped(line)
+                    handled = not line.ended and line.id() is not None
+                    if line.endless:  # nothing after it can be read: restart the child
+                        log.warning("[%s] wrote more than %d bytes with no newline; restarting it", name, line.size)
+                        link.hung = True
+                        link.lost = f"it wrote more than {line.size:,} bytes on stdout with no newline; restarted"
+                        lane.close(why := f"{too_big(limit)} (a line with no end: the server is restarted)")
+                        for rid in iter(in_flight.oldest, None):
+                            await to_session.send(InFlight.failure(rid, why))
+                        link.closed.set()
+                        return
                     continue
                 if lane.pending and await lane.take(line):
                     continue
@@ -213,10 +249,12 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
                     if lane.pending and isinstance(msg.message, types.JSONRPCResponse | types.JSONRPCError) and \
                             lane.claim(msg.message.model_dump(by_alias=True, mode="json", exclude_none=True)):
                         continue
+                    in_flight.answered(msg.message)
                 try:
                     await to_session.send(msg)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+            stdout_eof.set()
             # stdout ended, so the child is probably exiting: let calls in flight fail once its exit
             # code and last stderr lines are known (watch_exit), so their error can name them
             with anyio.move_on_after(2):
@@ -239,6 +277,7 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
         try:
             async with from_session:
                 async for m in from_session:
+                    in_flight.sent(m.message)
                     await process.stdin.send(_line(m))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
@@ -278,38 +317,25 @@ def _line(m: SessionMessage) -> bytes:
         return (json.dumps(m.message.model_dump(by_alias=True, exclude_unset=True)) + "\n").encode()
 
 
-async def _stdout_lines(stream: ByteReceiveStream | None, eof: anyio.Event) -> AsyncIterator[tuple[bytes, int]]:
-    async for line in _lines(stream, MAX_STDOUT_LINE, tail=TAIL):
-        yield line
-    eof.set()
-
-
-TAIL = 512  # bytes kept of the end of a dropped stdout message: its id may come last (``StdioLane.dropped``)
-
-
-async def _lines(stream: ByteReceiveStream | None, limit: int, tail: int = 0) -> AsyncIterator[tuple[bytes, int]]:
-    """``(line, its size)`` for each non-blank line of ``stream``, in time linear in its length (each
-    chunk is scanned once, never the line so far); only the first ``limit`` bytes of a line are kept,
-    and of a longer one also its last ``tail`` bytes, after them."""
+async def _lines(stream: ByteReceiveStream | None, limit: int) -> AsyncIterator[tuple[bytes, int]]:
+    """``(line, its size)`` for each non-blank line of ``stream`` (a child's stderr), in time linear in
+    its length (each chunk is scanned once, never the line so far); only the first ``limit`` bytes of
+    a line are kept. A child's stdout is read by ``framing.read_lines``."""
     assert stream is not None
     parts: list[bytes] = []
     kept = size = 0
-    last = b""  # the last ``tail`` bytes of what did not fit
 
     def add(piece: bytes) -> None:
-        nonlocal kept, size, last
+        nonlocal kept, size
         size += len(piece)
         if kept < limit and piece:
             parts.append(piece[: limit - kept])
             kept += len(parts[-1])
-            piece = piece[len(parts[-1]):]
-        if tail and piece:
-            last = (last + piece[-tail:])[-tail:]
 
     def take() -> tuple[bytes, int]:
-        nonlocal parts, kept, size, last
-        line, whole = b"".join(parts) + last, size
-        parts, kept, size, last = [], 0, 0, b""
+        nonlocal parts, kept, size
+        line, whole = b"".join(parts), size
+        parts, kept, size = [], 0, 0
         return line, whole
 
     try:

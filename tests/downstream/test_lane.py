@@ -101,8 +101,8 @@ async def test_the_lane_fails_its_calls_when_the_child_is_gone_or_an_answer_is_t
             await until(lambda: len(lane.pending) == 2)
             big = written[0]["id"]
             assert await lane.take(b'{"jsonrpc": "2.0", "id": 7, "result": {}}') is False  # the SDK's id: not the lane's
-            lane.dropped(f'{{"jsonrpc":"2.0","id":"{big}","result":{{"content":[{{"type":"text","text":"xxxx'.encode(),
-                         "the server's answer was over the hub's limit")
+            assert lane.fail(big, "the server's answer was over the hub's limit")  # as the stdout pump does
+            assert not lane.fail(big, "twice")  # the first failure counts
             await until(lambda: len(errors) == 1)
             lane.close("the server exited (code 1)")
         with pytest.raises(MCPError) as later:
@@ -111,36 +111,3 @@ async def test_the_lane_fails_its_calls_when_the_child_is_gone_or_an_answer_is_t
     assert errors[1].code == types.CONNECTION_CLOSED and errors[1].message == "the server exited (code 1)"
     assert later.value.code == types.CONNECTION_CLOSED and len(written) == 2  # nothing written after the close
     assert written[0]["params"]["_meta"]["progressToken"] == big  # its progress comes back to it
-
-
-async def test_an_answer_too_big_to_keep_whose_id_comes_last_fails_its_call_at_once():
-    from hermes_hub.downstream.transports import _lines
-
-    async def send(line: bytes) -> None:
-        pass
-
-    lane = StdioLane(send)
-    errors: list[MCPError] = []
-
-    async def call() -> None:
-        try:
-            await lane.call("big", {}, meta=None, on_progress=None)
-        except MCPError as e:
-            errors.append(e)
-
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            await until(lambda: lane.pending)
-            rid = next(iter(lane.pending))
-            answer = ('{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"' + "x" * 5000
-                      + '"}]},"id":"' + rid + '"}')
-            script = f"import sys; sys.stdout.write({answer + chr(10) + 'next' + chr(10)!r}); sys.stdout.flush()"
-            async with await anyio.open_process([sys.executable, "-c", script]) as child:
-                (kept, size), following = [pair async for pair in _lines(child.stdout, 64, tail=32)]
-            lane.dropped(kept, "the server's answer was over the hub's limit")  # as the stdout pump does
-            await until(lambda: errors)
-    assert size == len(answer) and len(kept) == 64 + 32  # its start, then its end
-    assert kept.startswith(b'{"jsonrpc":"2.0","result"') and kept.endswith(f'"id":"{rid}"}}'.encode())
-    assert following == (b"next", 4)
-    assert errors[0].message == "the server's answer was over the hub's limit" and not lane.pending

@@ -25,7 +25,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bench.fuzz_bounds import HEALTHZ_TARGET_S, RSS_GROWTH_TARGET_MB, Watch, watched
 from hermes_hub.aggregation.catalog import MAX_DESCRIPTION_CHARS
-from hermes_hub.downstream.transports import MAX_STDERR_LINE, MAX_STDOUT_LINE, _lines
+from hermes_hub.downstream.framing import read_lines
+from hermes_hub.downstream.transports import MAX_STDERR_LINE, _lines
 from hermes_hub.errors import InvalidInput
 from hermes_hub.storage.search import MAX_TERM_CHARS, terms
 from hermes_hub.toolsets.search import EMBED_QUERY_CHARS, MAX_QUERY_CHARS, ToolIndex
@@ -220,10 +221,12 @@ async def test_a_50_mb_stderr_line_is_kept_to_its_first_4_kb_and_read_in_linear_
     assert [(len(line), size) for line, size in got] == [(MAX_STDERR_LINE, 50_000_000), (4, 4)]
 
 
-async def test_a_20_mb_stdout_message_comes_through_whole():
+async def test_a_20_mb_stdout_message_comes_through_whole_under_a_limit_of_32_mb():
+    script = "import sys; sys.stdout.write('m' * 20_000_000 + '\\n'); sys.stdout.flush()"
     with anyio.fail_after(10):
-        got = await _read("'m' * 20_000_000 + '\\n'", MAX_STDOUT_LINE)
-    assert [(len(line), size) for line, size in got] == [(20_000_000, 20_000_000)]
+        async with await anyio.open_process([sys.executable, "-c", script]) as proc:
+            got = [line async for line in read_lines(proc.stdout, 32_000_000)]
+    assert [len(line) for line in got] == [20_000_000]  # type: ignore[arg-type]
 
 
 async def test_a_schema_pattern_that_backtracks_exponentially_is_matched_in_linear_time(tmp_path):
