@@ -5,7 +5,7 @@ token), so the fetch can neither be pointed inward nor held open:
 
 * the host's addresses are resolved first and every one must be public: loopback, private, link-local,
   unspecified, multicast and reserved ones are refused unless ``auth.client_metadata_private`` allows
-  them. The request then goes to the address that was checked (TLS still verifies the host's name), so
+  them. The request then goes to an address that was checked (TLS still verifies the host's name), so
   a second DNS answer cannot swap it. No redirect is followed and no proxy from the environment is used;
 * the whole fetch (resolving, connecting, every byte) has one deadline, ``DEADLINE`` seconds;
 * at most ``MAX_DOCUMENT`` bytes are read, as they stream in;
@@ -36,7 +36,10 @@ class Busy(Refused):
 
 def inward(address: str) -> bool:
     """True for an address a hub's neighbours have: loopback, private, link-local, unspecified, multicast."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return True  # not an address the hub can judge: not fetched
     if isinstance(ip, ipaddress.IPv6Address) and (ip.ipv4_mapped or ip.sixtofour):
         ip = ip.ipv4_mapped or ip.sixtofour  # type: ignore[assignment]
     return (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_multicast
@@ -62,8 +65,8 @@ class Fetcher:
         finally:
             self.running -= 1
 
-    async def _address(self, host: str, port: int) -> str:
-        """The first address of ``host``, once every address it has is allowed."""
+    async def _addresses(self, host: str, port: int) -> list[str]:
+        """The addresses of ``host``, once every one of them is allowed."""
         try:
             found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as e:
@@ -77,26 +80,34 @@ class Fetcher:
                     raise Refused(f"it is on a loopback, private or link-local address ({address}), which the hub does "
                                   f"not fetch client metadata documents from; an admin who means it sets "
                                   f"auth.client_metadata_private to true in hub.json")
-        return addresses[0]
+        return list(dict.fromkeys(addresses))
 
     async def _get(self, url: str) -> bytes:
         parts = urlsplit(url)
         host = parts.hostname or ""
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        address = await self._address(host, port)
-        pinned = f"[{address}]" if ":" in address else address
-        target = parts._replace(netloc=f"{pinned}:{port}").geturl()
+        addresses = await self._addresses(host, port)
         headers = {"accept": "application/json", "accept-encoding": "identity", "host": parts.netloc.rsplit("@", 1)[-1]}
-        try:
-            async with httpx2.AsyncClient(follow_redirects=False, trust_env=False, timeout=self.deadline) as http, \
-                    http.stream("GET", target, headers=headers, extensions={"sni_hostname": host}) as response:
-                if response.status_code != 200:
-                    raise Refused(f"it answered HTTP {response.status_code}")
-                body = bytearray()
-                async for chunk in response.aiter_raw():
-                    body += chunk
-                    if len(body) > self.limit:
-                        raise Refused(f"it is larger than {self.limit} bytes")
-                return bytes(body)
-        except httpx2.HTTPError as e:
-            raise Refused(f"it could not be fetched ({type(e).__name__})") from None
+        async with httpx2.AsyncClient(follow_redirects=False, trust_env=False, timeout=self.deadline) as http:
+            for i, address in enumerate(addresses):
+                pinned = f"[{address}]" if ":" in address else address
+                target = parts._replace(netloc=f"{pinned}:{port}").geturl()
+                try:
+                    return await self._read(http, target, headers, host)
+                except httpx2.ConnectError:
+                    if i == len(addresses) - 1:
+                        raise Refused("it could not be fetched (ConnectError)") from None
+                except httpx2.HTTPError as e:
+                    raise Refused(f"it could not be fetched ({type(e).__name__})") from None
+        raise Refused("it could not be fetched")  # no address (not reached: _addresses found one)
+
+    async def _read(self, http: httpx2.AsyncClient, target: str, headers: dict[str, str], host: str) -> bytes:
+        async with http.stream("GET", target, headers=headers, extensions={"sni_hostname": host}) as response:
+            if response.status_code != 200:
+                raise Refused(f"it answered HTTP {response.status_code}")
+            body = bytearray()
+            async for chunk in response.aiter_raw():
+                body += chunk
+                if len(body) > self.limit:
+                    raise Refused(f"it is larger than {self.limit} bytes")
+            return bytes(body)

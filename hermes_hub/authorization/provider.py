@@ -77,13 +77,15 @@ class HubProvider:
         return path
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if problem := parameter_problem({"state": params.state, "scope": " ".join(params.scopes or []),
+                                         "code_challenge": params.code_challenge, "resource": params.resource,
+                                         "redirect_uri": str(params.redirect_uri)}):
+            raise AuthorizeError("invalid_request", f"{problem}; this hub keeps nothing longer, so send it shorter")
         path = self.resource_path(params.resource)
         kept = {"state": params.state, "scopes": params.scopes or list(DEFAULT_SCOPES),
                 "code_challenge": params.code_challenge, "redirect_uri": str(params.redirect_uri),
                 "explicit": params.redirect_uri_provided_explicitly, "resource": path,
                 "resource_url": params.resource or ORIGIN.get() + path}
-        if problem := parameter_problem({**kept, "scope": " ".join(kept["scopes"])}):
-            raise AuthorizeError("invalid_request", f"{problem}; this hub keeps nothing longer, so send it shorter")
         if (await self.grants.store.oauth_counts(at=utcnow()))["requests"] >= MAX_PENDING:
             raise AuthorizeError("temporarily_unavailable", f"this hub already holds {MAX_PENDING} sign-in requests "
                                  f"waiting for consent, the most it keeps; each expires within 10 minutes, so try "

@@ -7,6 +7,9 @@
 Every URL they name starts with ``hub.public_url`` when set (behind a reverse proxy), else with the
 origin the request was sent to (its Host, which ``HostCheck`` already vetted). With ``auth.issuer``
 the protected-resource metadata names that identity provider and the hub issues no tokens itself.
+
+/register and /authorize are anonymous, so each has a ``budgets.Budget`` (per address and hub-wide);
+/register's body is capped; /revoke takes a public client's ``client_id`` alone (RFC 7009).
 """
 
 from __future__ import annotations
