@@ -24,8 +24,10 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from hermes_hub.authorization.bounds import MAX_PENDING, parameter_problem
 from hermes_hub.authorization.clients import Clients
 from hermes_hub.authorization.grants import DEFAULT_SCOPES, GrantRefused, Grants
+from hermes_hub.storage.records import utcnow
 
 CONSENT_PATH = "/status/authorize"
 # The origin the request being handled was sent to (hub.public_url, else its own Host): where the
@@ -75,12 +77,20 @@ class HubProvider:
         return path
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if problem := parameter_problem({"state": params.state, "scope": " ".join(params.scopes or []),
+                                         "code_challenge": params.code_challenge, "resource": params.resource,
+                                         "redirect_uri": str(params.redirect_uri)}):
+            raise AuthorizeError("invalid_request", f"{problem}; this hub keeps nothing longer, so send it shorter")
         path = self.resource_path(params.resource)
-        request_id = await self.grants.open_request(client.client_id, {
-            "state": params.state, "scopes": params.scopes or list(DEFAULT_SCOPES),
-            "code_challenge": params.code_challenge, "redirect_uri": str(params.redirect_uri),
-            "explicit": params.redirect_uri_provided_explicitly, "resource": path,
-            "resource_url": params.resource or ORIGIN.get() + path})
+        kept = {"state": params.state, "scopes": params.scopes or list(DEFAULT_SCOPES),
+                "code_challenge": params.code_challenge, "redirect_uri": str(params.redirect_uri),
+                "explicit": params.redirect_uri_provided_explicitly, "resource": path,
+                "resource_url": params.resource or ORIGIN.get() + path}
+        if (await self.grants.store.oauth_counts(at=utcnow()))["requests"] >= MAX_PENDING:
+            raise AuthorizeError("temporarily_unavailable", f"this hub already holds {MAX_PENDING} sign-in requests "
+                                 f"waiting for consent, the most it keeps; each expires within 10 minutes, so try "
+                                 f"again in a few minutes")
+        request_id = await self.grants.open_request(client.client_id, kept)
         return f"{ORIGIN.get()}{CONSENT_PATH}/{request_id}"
 
     async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str) -> HubCode | None:

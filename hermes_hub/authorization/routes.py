@@ -7,21 +7,21 @@
 Every URL they name starts with ``hub.public_url`` when set (behind a reverse proxy), else with the
 origin the request was sent to (its Host, which ``HostCheck`` already vetted). With ``auth.issuer``
 the protected-resource metadata names that identity provider and the hub issues no tokens itself.
+
+/register and /authorize are anonymous, so each has a ``budgets.Budget`` (per address and hub-wide);
+/register's body is capped; /revoke takes a public client's ``client_id`` alone (RFC 7009).
 """
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
 from mcp.server.auth.handlers.token import TokenErrorResponse, TokenHandler
-from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.routes import build_metadata, cors_middleware
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
@@ -33,10 +33,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hermes_hub.authorization.budgets import BodyCap, Budget
+from hermes_hub.authorization.clients import is_metadata_url
 from hermes_hub.authorization.grants import CODE_LIFETIME, DEFAULT_SCOPES, SCOPES
 from hermes_hub.authorization.provider import ORIGIN
 
-REGISTRATIONS_PER_MINUTE = 20
+REGISTRATIONS_PER_MINUTE, REGISTRATIONS_HUB_WIDE = 20, 60  # from one address, from all of them
+AUTHORIZE_PER_MINUTE, AUTHORIZE_HUB_WIDE = 30, 120
+MAX_REGISTRATION = 32 * 1024  # bytes of one /register body
 REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(DEFAULT_SCOPES))
 WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource"
 # The SDK's words for a refused token request, and what a person does about each.
@@ -90,31 +94,40 @@ class _AtOrigin:
             ORIGIN.reset(token)
 
 
-class _Registrations:
-    """At most ``limit`` client registrations a minute from one address (429 past it), so nobody fills
-    the store with clients; addresses are forgotten oldest first past ``addresses``."""
+class _Authorize(AuthorizationHandler):
+    """The SDK's /authorize, saying why a client ID metadata document was refused (the SDK says "not found")."""
 
-    def __init__(self, app: ASGIApp, limit: int = REGISTRATIONS_PER_MINUTE, addresses: int = 4096) -> None:
-        self.app, self.limit, self.addresses = app, limit, addresses
-        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+    async def handle(self, request: Request) -> Response:
+        params = request.query_params if request.method == "GET" else await request.form()
+        client_id = params.get("client_id")
+        if isinstance(client_id, str) and is_metadata_url(client_id):
+            client, why = await self.provider.clients.lookup(client_id)
+            if client is None and why:
+                return JSONResponse({"error": "invalid_request", "error_description":
+                                     f"Client ID {client_id[:200]!r} not found: its client metadata document was not "
+                                     f"used because {why}."}, 400, {"cache-control": "no-store"})
+        return await super().handle(request)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            address, now = (scope.get("client") or ("unknown",))[0], time.monotonic()
-            times = self._seen.pop(address, deque())
-            while times and times[0] < now - 60:
-                times.popleft()
-            self._seen[address] = times
-            if len(self._seen) > self.addresses:
-                self._seen.popitem(last=False)
-            if len(times) >= self.limit:
-                retry = max(1, int(times[0] + 61 - now))
-                await JSONResponse({"error": "too_many_requests", "error_description":
-                                    f"too many client registrations from your address; try again in {retry} s"},
-                                   429, {"retry-after": str(retry)})(scope, receive, send)
-                return
-            times.append(now)
-        await self.app(scope, receive, send)
+
+def _revocation(provider: Any, clients: ClientAuthenticator) -> Callable[[Request], Any]:
+    """RFC 7009 /revoke: a public client (``none``) names itself by ``client_id`` alone, a confidential one
+    with its secret; a client revokes only its own tokens, and an unknown token is answered 200 too."""
+
+    async def revoke(request: Request) -> Response:
+        try:
+            client = await clients.authenticate_request(request)
+        except AuthenticationError as e:
+            return JSONResponse({"error": "invalid_client", "error_description": f"{e.message}: send your client_id "
+                                 f"(and your client_secret, if you registered for one)"}, 401)
+        token = (await request.form()).get("token")
+        if not isinstance(token, str) or not token or len(token) > 512:
+            return JSONResponse({"error": "invalid_request", "error_description": "send the access or refresh token "
+                                 "to revoke in the form field token"}, 400)
+        found = await provider.load_access_token(token) or await provider.load_refresh_token(client, token)
+        if found is not None and found.client_id == client.client_id:
+            await provider.revoke_token(found)
+        return Response(status_code=200, headers={"cache-control": "no-store", "pragma": "no-cache"})
+    return revoke
 
 
 class _Provider:
@@ -157,16 +170,21 @@ def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | 
     provider: Any = _Provider(get)
     clients = ClientAuthenticator(provider)
 
-    handlers = [("/authorize", AuthorizationHandler(provider).handle, ["GET", "POST"]),
+    handlers = [("/authorize", _Authorize(provider).handle, ["GET", "POST"]),
                 ("/token", _HintedTokens(provider, clients).handle, ["POST"]),
                 ("/register", RegistrationHandler(provider, options=REGISTRATION).handle, ["POST"]),
-                ("/revoke", RevocationHandler(provider, clients).handle, ["POST"])]
+                ("/revoke", _revocation(provider, clients), ["POST"])]
     routes.append(Route("/.well-known/oauth-authorization-server",
                         cors_middleware(server_metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]))
     for path, handle, methods in handlers:
         app: ASGIApp = _AtOrigin(request_response(handle), public_url)
         if path == "/register":
-            app = _Registrations(app)
+            app = Budget(BodyCap(app, MAX_REGISTRATION, "client metadata", "send at most 10 redirect URIs, each "
+                                 "under 2048 characters, and short names"), "client registrations",
+                         per_address=REGISTRATIONS_PER_MINUTE, hub_wide=REGISTRATIONS_HUB_WIDE)
+        if path == "/authorize":
+            app = Budget(app, "sign-in requests (/authorize)", per_address=AUTHORIZE_PER_MINUTE,
+                         hub_wide=AUTHORIZE_HUB_WIDE)
         if path != "/authorize":  # a browser client (the MCP Inspector) calls these across origins
             methods = [*methods, "OPTIONS"]
             app = CORSMiddleware(app, allow_origins="*", allow_methods=methods, allow_headers=["mcp-protocol-version"])

@@ -25,7 +25,7 @@ class Authorization:
     def __init__(self, store: Store, authenticator: Authenticator, config: HubConfig) -> None:
         auth = config.auth
         self.grants = Grants(store)
-        self.clients = Clients(store)
+        self.clients = Clients(store, private=auth.client_metadata_private)
         self.paths = endpoint_paths(config)
         self.provider = HubProvider(self.grants, self.clients, self.paths)
         external = ExternalIssuer(auth.issuer, auth.audience, auth.user_claim) if auth.issuer and auth.audience else None

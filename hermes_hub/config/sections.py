@@ -167,6 +167,7 @@ class AuthSection(_Strict):
     issuer: str | None = None  # an external identity provider whose JWT access tokens the hub accepts
     audience: str | None = None  # the `aud` those tokens must carry (required with issuer)
     user_claim: Literal["sub", "email"] = "sub"  # the claim that names the hub user
+    client_metadata_private: bool = False  # fetch client ID metadata documents from loopback/private addresses
 
     @field_validator("issuer")
     @classmethod

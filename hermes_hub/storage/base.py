@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from hermes_hub.storage.approvals import ApprovalStore
 from hermes_hub.storage.cases import EvalCaseStore
 from hermes_hub.storage.layers import ProvenanceStore, WorkingStore
+from hermes_hub.storage.oauth import OAuthStore
 from hermes_hub.storage.pins import PinStore
 from hermes_hub.storage.records import (
     ArtifactRecord,
@@ -36,8 +37,6 @@ from hermes_hub.storage.records import (
     MemoryRecord,
     MessageRecord,
     NewMessage,
-    OAuthGrantRecord,
-    OAuthTokenRecord,
     RankedRow,
     RunRecord,
     SealedRecord,
@@ -156,37 +155,6 @@ class SealedStore(Protocol):
 
     async def list_sealed(self, user_id: str | None = None, kind: str | None = None) -> list[SealedRecord]:
         """Every row of the user (all users when None) and kind (all kinds when None), by user, kind, name."""
-
-
-class OAuthStore(Protocol):
-    """The hub's own OAuth (``hermes_hub.authorization``): clients, grants, and the flow's secrets as hashes."""
-
-    async def add_oauth_client(self, client_id: str, info: str, *, at: datetime) -> None:
-        """Keep a client's metadata (JSON), replacing what was kept under that id."""
-
-    async def find_oauth_client(self, client_id: str) -> str | None: ...
-
-    async def add_oauth_grant(self, record: OAuthGrantRecord) -> None: ...
-
-    async def find_oauth_grant(self, grant_id: str) -> OAuthGrantRecord | None: ...
-
-    async def list_oauth_grants(self, user_id: str | None = None) -> list[OAuthGrantRecord]: ...
-
-    async def revoke_oauth_grant(self, grant_id: str, *, at: datetime) -> bool:
-        """End a grant, and with it every token issued under it; False if none was live."""
-
-    async def add_oauth_token(self, record: OAuthTokenRecord) -> None: ...
-
-    async def find_oauth_token(self, token_hash: str) -> tuple[OAuthTokenRecord, OAuthGrantRecord | None] | None:
-        """The secret with this hash and its grant (None for a pending request)."""
-
-    async def spend_oauth_token(self, token_hash: str, *, at: datetime) -> bool:
-        """Mark a code or refresh token used; True only for the one call that spent it."""
-
-    async def delete_oauth_token(self, token_hash: str) -> bool: ...
-
-    async def prune_oauth_tokens(self, *, expired_before: datetime) -> int:
-        """Delete secrets that expired before then; return how many."""
 
 
 class AuditStore(Protocol):

@@ -6,8 +6,9 @@
 The page is under /status so an existing status-page login (its cookie) signs the person in; otherwise
 one password field takes their hub token, checked once and not kept. The POST must come from this page
 (same origin) and, with a login, carry its CSRF token, so another site can neither approve for a
-logged-in browser nor frame the page (``X-Frame-Options: DENY``). Approving sends the browser back to
-the client's redirect URI with a code; denying, with ``error=access_denied``. Each request is decided once.
+logged-in browser nor frame the page (``X-Frame-Options: DENY``). Deny needs the same token or login
+(and CSRF token) as Approve. Approving sends the browser back to the client's redirect URI with a
+code; denying, with ``error=access_denied``. Each request is decided once.
 """
 
 from __future__ import annotations
@@ -79,13 +80,14 @@ def consent_routes(hub: Hub, access: Access, page: Callable[..., Response],
         client_id, params = pending
         client = await oauth.clients.get(client_id)
         try:
+            identity = await _who(request, str(form.get("token", "")).strip())  # Deny as much as Approve
+            if identity is None:
+                return await _render(request, request_id, 401, "That token is not valid (or was revoked), or your "
+                                     "login has ended. Enter your hub token (`hermes-hub token create USER`) to "
+                                     "approve or deny.")
             if form.get("decision") != "approve":
                 await oauth.grants.decide(request_id)
                 return _back(params, error="access_denied", error_description="the person denied the sign-in")
-            identity = await _who(request, str(form.get("token", "")).strip())
-            if identity is None:
-                return await _render(request, request_id, 401, "That token is not valid (or was revoked), or your "
-                                     "login has ended. Enter your hub token (`hermes-hub token create USER`).")
             code, params = await oauth.grants.approve(request_id, identity,
                                                       client.client_name if client and client.client_name else client_id)
         except GrantRefused as e:

@@ -40,7 +40,9 @@ def test_only_https_or_loopback_http_urls_with_a_path_are_metadata_documents():
 
 async def test_a_client_named_by_its_metadata_document_signs_in_without_registering(tmp_path):
     base: list[str] = []
-    async with serve_app(documents(base)) as url, serve_process(hub_config(), tmp_path) as served, \
+    config = hub_config()
+    config["auth"]["client_metadata_private"] = True  # the documents are served on loopback
+    async with serve_app(documents(base)) as url, serve_process(config, tmp_path) as served, \
             httpx2.AsyncClient(timeout=10) as http:
         base.append(url.removesuffix("/v1"))
         flow = Raw(http, served.url)

@@ -15,6 +15,7 @@ from hermes_hub.storage.crud.indexing import IndexMethods
 from hermes_hub.storage.crud.jobs import ExtractionMethods, SummaryMethods
 from hermes_hub.storage.crud.logins import LoginMethods
 from hermes_hub.storage.crud.oauth import OAuthMethods
+from hermes_hub.storage.crud.oauth_upkeep import OAuthUpkeepMethods
 from hermes_hub.storage.crud.memories import MemoryMethods, RecallMethods
 from hermes_hub.storage.crud.pins import PinMethods
 from hermes_hub.storage.crud.provenance import ProvenanceMethods, WorkingMethods
@@ -38,5 +39,6 @@ class SharedMethods(SessionMethods, MessageMethods, SessionLockMethods, TokenMet
                     DocumentMethods,
                     ProvenanceMethods,
                     WorkingMethods,
+                    OAuthUpkeepMethods,
                     ):
     """Every method of ``Store`` whose two backends differ only in the SQL they run."""

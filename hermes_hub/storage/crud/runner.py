@@ -40,6 +40,7 @@ class Dialect:
     documents: ModuleType
     provenance: ModuleType  # which messages a memory was written from
     working: ModuleType  # each session's working memory
+    oauth_upkeep: ModuleType  # OAuth clients never used, counts
 
 
 class Runner:

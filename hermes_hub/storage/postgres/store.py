@@ -34,6 +34,7 @@ from hermes_hub.storage.postgres import (
     jobs,
     logins,
     oauth,
+    oauth_upkeep,
     memories,
     pins,
     provenance,
@@ -86,6 +87,7 @@ class PostgresStore(SharedMethods):
                    documents=documents,
                    provenance=provenance,
                    working=working,
+                   oauth_upkeep=oauth_upkeep,
                    )
 
     def __init__(self, url: str) -> None:

@@ -42,6 +42,7 @@ from hermes_hub.storage.sqlite import (
     jobs,
     logins,
     oauth,
+    oauth_upkeep,
     memories,
     migrations,
     pins,
@@ -79,6 +80,7 @@ class SQLiteStore(SharedMethods):
                    documents=documents,
                    provenance=provenance,
                    working=working,
+                   oauth_upkeep=oauth_upkeep,
                    )
 
     def __init__(self, path: Path, *, synchronous: str = "NORMAL", readers: int = READERS,
