@@ -22,6 +22,7 @@ from hermes_hub.errors import HubError
 if TYPE_CHECKING:
     from hermes_hub.call import Identity
     from hermes_hub.pipeline.approvals import Approvals
+    from hermes_hub.pipeline.mask import stored_masker
 
 CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
 TOKEN = click.option("--token", envvar="HERMES_TOKEN", default=None,
@@ -33,12 +34,12 @@ async def _book(config: str, token: str | None) -> AsyncIterator[tuple[Approvals
     from hermes_hub import audit
     from hermes_hub.call import ADMIN, Identity
     from hermes_hub.identity import Authenticator, StaticToken, local_user_name
-    from hermes_hub.masking import Masker
     from hermes_hub.pipeline.approvals import Approvals
+    from hermes_hub.pipeline.mask import stored_masker
     from hermes_hub.storage import open_store
 
     cfg = load_config(config)
-    masker = Masker(tuple(cfg.storage.audit_mask_patterns))
+    masker = stored_masker(cfg)
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
         if token:
             static = [StaticToken(t.token, t.user, t.role) for t in cfg.auth.tokens]
