@@ -62,7 +62,8 @@ class Preview:
     def of(cls, masked: dict[str, Any]) -> Preview:
         """The preview of ``masked`` (the call's arguments, already masked); ``Unshowable`` as above."""
         entries: list[Entry] = []
-        _walk(masked, "", 0, entries)
+        if masked:
+            _walk(masked, "", 0, entries)
         preview = cls(tuple(entries))
         if (size := sum(len(e.line()) + 2 for e in entries)) > MAX_PREVIEW_CHARS:
             raise Unshowable(f"the call's preview would run to {size:,} characters (at most {MAX_PREVIEW_CHARS:,} "
