@@ -135,7 +135,7 @@ async def test_the_agents_own_confirmation_is_the_gateways_approval_so_the_perso
             out = (await host.call_tool("hermes_agent_run", {"task": "echo it", "profile": "careful"}))
     rows = await audit_rows(hub, "approval_approved")
     assert out.structured_content["answer"] == "Echoed."
-    assert asked == ['The assistant wants to call toy_echo with {"text": "agent"}. Allow it?']
+    assert asked == ['The assistant wants to call toy_echo with text: "agent". Allow it?']
     assert "agent" in [r.arguments["via"] for r in rows]
 
 
