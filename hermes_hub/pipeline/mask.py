@@ -6,13 +6,14 @@
 It is the innermost step, so everything after it (the audit row's error text, a session's tool
 message, an agent run's trace, the host) holds the masked result only. The same detectors mask what
 the hub keeps of every call's arguments (``argument_detectors``: the hub's ``Masker``), while the tool
-gets them as sent; this step finds them too, so the original arguments are sealed with the call. The calls it covers are those
-whose server and public tool name match ``guards.mask.servers`` and ``tools`` (globs). It masks the
-text blocks, the text of embedded resources and every string of ``structuredContent`` with one
-placeholder per distinct value in the call (``hermes_hub.pipeline.detectors``). When something was
-masked, the original result is sealed in the vault under the call id (``originals``) and
-``call.notes["masked"]`` counts what was found, by kind (``"arguments_masked"``: in the arguments,
-which are sealed with the call whatever its server, since the stored copies are masked for every call).
+gets them as sent; this step finds them too, so the original arguments are sealed with the call.
+The results it covers are those of the calls whose server and public tool name match
+``guards.mask.servers`` and ``tools`` (globs). It masks the text blocks, the text of embedded
+resources and every string of ``structuredContent`` with one placeholder per distinct value in the
+call (``hermes_hub.pipeline.detectors``). When something was masked, the original result is sealed
+in the vault under the call id (``originals``) and ``call.notes["masked"]`` counts what was found, by
+kind (``"arguments_masked"``: in the arguments, sealed with the call whatever its server, since the
+stored copies are masked for every call).
 
 Detection is linear in the result's length, which ``hub.max_result_bytes`` already bounds; a result
 past ``THREAD_CHARS`` is masked on a worker thread, so a big one never stalls the event loop.

@@ -77,7 +77,8 @@ async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(hub,
         async with Client(hub.server, mode=mode, elicitation_callback=answering(allow, asked)) as host:
             result = await host.call_tool("toy_echo", {"text": "hi"})
     rows = await audit_rows(hub, "approval_approved" if allow else "approval_denied", approval_id(asked[0]))
-    assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with these arguments?\n  text: "hi"\nThe whole call: `hermes-hub approvals show apr_')
+    assert len(asked) == 1 and asked[0].startswith(
+        'Allow toy_echo with these arguments?\n  text: "hi"\nThe whole call: `hermes-hub approvals show apr_')
     if allow:
         assert (text(result), result.is_error) == ("hi", False)
     else:

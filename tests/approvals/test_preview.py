@@ -61,7 +61,8 @@ async def test_the_elicitation_shows_every_argument_the_yes_covers_and_where_to_
         http, client = host(hub, "alice", mode, asked)
         async with http, client:
             ran = await client.call_tool("chores_tidy", TIDY)
-    assert (ran.is_error, ran.content[0].text) == (False, f"tidied /home/alice ({len(NOTE)} characters of instructions)")
+    done = f"tidied /home/alice ({len(NOTE)} characters of instructions)"
+    assert (ran.is_error, ran.content[0].text) == (False, done)
     (question,) = asked
     assert question.startswith("Allow chores_tidy with these arguments?\n")
     assert f"\n  {CUT}\n" in question and '\n  target: "/home/alice"\n' in question
