@@ -25,18 +25,23 @@ pytestmark = pytest.mark.anyio
 NOTE = "Tidy up the shared folder, keep only this year's invoices. " + "Padding to push the rest out. " * 40
 TIDY = {"note": NOTE, "target": "/home/alice"}
 CUT = f'note: "{NOTE[:200]}" … ({len(NOTE) - 200:,} more characters)'
+RULES = [{"when": "tidy my home", "tool_calls": [{"name": "chores_tidy", "arguments": TIDY}]},
+         {"when": "^tidied ", "text": "Tidied."}]
 
 
 @pytest.fixture(scope="module")
 async def hub(tmp_path_factory) -> AsyncIterator[Hub]:
     tmp = tmp_path_factory.mktemp("preview")
     db = f"sqlite:///{tmp / 'hub.db'}"
+    (tmp / "model.json").write_text(json.dumps(RULES))
     chores = {"command": sys.executable, "args": ["-m", "tests.approvals.chores_server"], "cwd": str(PROJECT)}
     config = {
         "mcpServers": {"chores": chores},
         "storage": {"url": db},
         "auth": {"tokens": [{"token": t, "user": u, "role": ROLES[u]} for u, t in TOKENS.items()]},
         "guards": {"approve": {"tools": ["chores_tidy", "chores_file"], "timeout": 90}},
+        "agent": {"provider": "scripted", "script": "model.json"}, "memory": {"embedder": "none"},
+        "agents": {"careful": {"instructions": "Ask first.", "confirm": ["chores_tidy"]}},
     }
     async with serve_process(config, tmp) as served:
         yield Hub(served, db)
@@ -67,6 +72,16 @@ async def test_the_elicitation_shows_every_argument_the_yes_covers_and_where_to_
     assert question.startswith("Allow chores_tidy with these arguments?\n")
     assert f"\n  {CUT}\n" in question and '\n  target: "/home/alice"\n' in question
     assert "`hermes-hub approvals show apr_" in question and "/status/approvals/apr_" in question
+
+
+async def test_the_agents_own_confirmation_shows_every_argument_and_is_the_one_question_asked(hub):
+    asked: list[str] = []
+    with anyio.fail_after(60):
+        http, client = host(hub, "alice", "legacy", asked)
+        async with http, client:
+            out = (await client.call_tool("hermes_agent_run", {"task": "tidy my home", "profile": "careful"}))
+    assert out.structured_content["answer"] == "Tidied."
+    assert asked == [f'The assistant wants to call chores_tidy with {CUT}; target: "/home/alice". Allow it?']
 
 
 async def test_the_status_page_and_the_cli_show_every_argument_and_the_whole_call_to_its_caller_or_an_admin(hub):
