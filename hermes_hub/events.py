@@ -13,7 +13,9 @@ never slows a call. Every event carries the run (task) it belongs to (``None`` f
 call), its caller, and a sequence number that increases across the hub; the last events of the most
 recent runs are kept so that a run's whole stream can be pulled by its id. Events carry names,
 outcomes, timings and token counts, never arguments or results (what a tool returns stays in the
-audit, masked).
+audit, masked). Their free text (``FREE_TEXT``: a task's words) is masked once more as it is published
+(``hermes_hub.masking``: credentials, the hub's own tokens, the configured patterns and detectors), so
+no follower of ``/events`` reads a secret whoever published the event.
 """
 
 from __future__ import annotations
@@ -24,14 +26,17 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from hermes_hub.masking import MASKER, Masker
+
 QUEUE = 1000  # events a subscriber may fall behind before the next ones are dropped for it
 RUN_EVENTS = 500  # events kept per run
 RUNS = 200  # runs whose events are kept (the least recently active is forgotten first)
+FREE_TEXT_CHARS = 4000  # an event's free text is cut to this (it is a task's words, kept masked and cut already)
 
 
 @dataclass(kw_only=True)
@@ -40,6 +45,7 @@ class Event:
     user_id: str
     seq: int = 0  # set by the bus: hub-wide, increasing
     at: float = 0.0  # set by the bus: unix time
+    FREE_TEXT: ClassVar[tuple[str, ...]] = ()  # the fields a person or a model wrote: masked on publish
 
     @property
     def type(self) -> str:
@@ -52,6 +58,7 @@ class Event:
 @dataclass(kw_only=True)
 class UserMessageReceived(Event):
     text: str  # the task as the run keeps it (masked, cut)
+    FREE_TEXT: ClassVar[tuple[str, ...]] = ("text",)
 
 
 @dataclass(kw_only=True)
@@ -153,7 +160,8 @@ class Subscription:
 
 
 class Bus:
-    def __init__(self, *, run_events: int = RUN_EVENTS, runs: int = RUNS) -> None:
+    def __init__(self, *, run_events: int = RUN_EVENTS, runs: int = RUNS, masker: Masker = MASKER) -> None:
+        self.masker = masker
         self._seq = itertools.count(1)
         self._subscribers: list[Subscription] = []
         self._runs: OrderedDict[str, deque[Event]] = OrderedDict()
@@ -164,6 +172,9 @@ class Bus:
     def publish(self, event: Event) -> None:
         """Hand ``event`` to every subscriber that wants it, without waiting for any."""
         event.seq, event.at = next(self._seq), time.time()
+        for name in event.FREE_TEXT:
+            if isinstance(text := getattr(event, name), str):
+                setattr(event, name, self.masker.text(text, limit=FREE_TEXT_CHARS))
         self.published += 1
         if event.run_id is not None:
             kept = self._runs.get(event.run_id)

@@ -10,14 +10,16 @@ Two rules, applied to any JSON value at any depth:
   whole words of the key, so ``api_key`` and ``accessToken`` are masked but ``keyword`` and
   ``max_tokens`` are not) becomes ``***``;
 - inside every string, well-known credential formats (``FORMATS``: OpenAI and Anthropic keys, GitHub
-  and Slack tokens, AWS access key ids, the hub's own ``hh_`` tokens, private key blocks, the password
+  and Slack tokens, AWS access key ids, the hub's own ``hh_`` tokens and its OAuth ``hha_``/``hhr_`` ones,
+  JSON Web Tokens, Stripe secret and restricted keys, Google API keys, private key blocks, the password
   of a ``scheme://user:password@host`` URL, ``Bearer``/``Basic`` credentials) and phrases that hand a
   secret over (``PHRASE``: "my password is …", "api key = …", ``aws_secret_access_key: …``) become
   ``***``, then the configured patterns (``storage.audit_mask_patterns``: regexes or the presets
   ``email`` and ``phone``).
 
-The marker is always ``***``, whatever the secret's length. Masking applies to the copy that is kept:
-the tool is called with the real arguments.
+With ``guards.mask`` set, its detectors (``detect``) then replace what they find in every string with a
+placeholder, as they do in results: one setting for both. The marker is always ``***``, whatever the
+secret's length. Masking applies to the copy that is kept: the tool is called with the real arguments.
 
 Every built-in pattern runs in linear time: each starts at a literal prefix or a keyword, every
 quantifier that something follows is bounded, and an unbounded run is only ever the last part of a
@@ -28,8 +30,9 @@ pattern (nothing after it to backtrack for). ``limit`` also bounds the work: a s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hermes_hub.errors import InvalidInput
 
@@ -52,7 +55,14 @@ FORMATS = {
     "github": _START + r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
     "aws_access_key_id": _START + r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
     "slack": _START + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,}",
-    "hermes": _START + r"hh_[A-Za-z0-9_-]{20,}",  # identity.new_token: hh_ + 43 url-safe characters
+    # identity.new_token (hh_) and the authorization server's access and refresh tokens (hha_, hhr_):
+    # the prefix and 43 url-safe characters
+    "hermes": _START + r"hh[ar]?_[A-Za-z0-9_-]{20,}",
+    # a JSON Web Token: a base64url header that starts as JSON does ('{"' is "eyJ"), a payload, a signature
+    # (empty for alg "none"); a part starts where no base64url character precedes it, so runs never overlap
+    "jwt": r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*",
+    "stripe": _START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",  # secret and restricted keys
+    "google": _START + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])",  # a Google API key: AIza + 35 characters
     # the whole block, header to footer (an encrypted one's "Proc-Type:" lines included); no '-' inside
     "private_key": r"-----BEGIN[A-Z ]{0,40}PRIVATE KEY-----[^-]{0,20000}(?:-----END[A-Z ]{0,40}PRIVATE KEY-----)?",
 }
@@ -86,11 +96,21 @@ def _keep_lead(m: re.Match[str]) -> str:
     return m.group("lead") + MASK
 
 
+class Detection(Protocol):
+    """One value's scan by the detectors of ``guards.mask`` (``pipeline.detectors.Found``): its placeholders."""
+
+    def text(self, text: str) -> str: ...
+
+
 @dataclass(frozen=True)
 class Masker:
-    """Masks secrets in a value; ``patterns`` are more to mask in strings: preset names or regexes."""
+    """Masks secrets in a value; ``patterns`` are more to mask in strings: preset names or regexes.
+    ``detect`` starts the scan of one value by ``guards.mask``'s detectors (phone numbers, ID and card
+    numbers, e-mail addresses...), or returns None when none are configured; each masked value gets its
+    own placeholders (``[phone#1]``), the same one for each spelling of a number within it."""
 
     patterns: tuple[str, ...] = ()
+    detect: Callable[[], Detection | None] | None = field(default=None, compare=False)
     _compiled: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -105,19 +125,28 @@ class Masker:
 
     def __call__(self, value: Any, *, limit: int | None = None, depth: int = 0) -> Any:
         """``value`` with secrets masked; strings longer than ``limit`` are cut, saying their length."""
+        return self._mask(value, limit, depth, self._detection())
+
+    def _mask(self, value: Any, limit: int | None, depth: int, found: Detection | None) -> Any:
         if depth > MAX_DEPTH and isinstance(value, dict | list | tuple):  # a recursion limit is no reason to fail
             return f"…(nested deeper than {MAX_DEPTH} levels)"
         if isinstance(value, dict):
-            return {k: MASK if is_secret_key(k) and v not in (None, "") else self(v, limit=limit, depth=depth + 1)
+            return {k: MASK if is_secret_key(k) and v not in (None, "") else self._mask(v, limit, depth + 1, found)
                     for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self(v, limit=limit, depth=depth + 1) for v in value]
+            return [self._mask(v, limit, depth + 1, found) for v in value]
         if isinstance(value, str):
-            return self.text(value, limit=limit)
+            return self._text(value, limit, found)
         return value
 
     def text(self, text: str, *, limit: int | None = None) -> str:
         """Free text with the formats, phrases and configured patterns masked (``limit``: cut as above)."""
+        return self._text(text, limit, self._detection())
+
+    def _detection(self) -> Detection | None:
+        return None if self.detect is None else self.detect()
+
+    def _text(self, text: str, limit: int | None, found: Detection | None) -> str:
         scanned = text if limit is None else text[:limit + SCAN_MARGIN]
         for pattern in _FORMATS:
             scanned = pattern.sub(MASK, scanned)
@@ -126,6 +155,8 @@ class Masker:
         scanned = PHRASE.sub(_keep_lead, scanned)
         for pattern in self._compiled:
             scanned = pattern.sub(MASK, scanned)
+        if found is not None:
+            scanned = found.text(scanned)
         if limit is None or len(text) <= limit and len(scanned) <= limit:
             return scanned
         return f"{scanned[:limit]}…({len(text):,} chars)"

@@ -143,7 +143,7 @@ class Calls:
             self.run.invalid.pop(call.name, None)
             destructive = bool(tool.annotations and tool.annotations.destructive_hint)
             asked = self.profile.needs_confirmation(call.name, destructive)
-            verdict = await confirm(self.ctx, call) if asked else None
+            verdict = await confirm(self.ctx, call, self.tools.masker) if asked else None
             if verdict is not None:
                 text, is_error = verdict, True
                 outcome = "declined" if verdict.startswith("The person declined") else "ok"

@@ -5,27 +5,32 @@ not get right. A host that cannot ask gets the call refused: nothing is ever ass
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import mcp.types as types
 
 from hermes_hub.call import CallContext
+from hermes_hub.masking import MASKER, Masker
 from hermes_hub.models import ToolCall
+from hermes_hub.pipeline.preview import Preview, Unshowable, refusal
 
 PRIMITIVE = {"string", "number", "integer", "boolean"}
 FORM_KEYS = {"type", "title", "description", "enum", "enumNames", "minimum", "maximum", "minLength", "maxLength",
              "format", "default"}
 
 
-async def confirm(ctx: CallContext, call: ToolCall) -> str | None:
-    """None when the person said yes; otherwise what the model is told."""
+async def confirm(ctx: CallContext, call: ToolCall, masker: Masker = MASKER) -> str | None:
+    """None when the person said yes; otherwise what the model is told. The question shows every argument
+    the yes covers (``pipeline.preview``: masked, each value shortened); a call it cannot show is refused."""
     if ctx.host.elicit is None:
         return (f"Refused: '{call.name}' needs the person's confirmation, and their host cannot ask "
                 f"({ctx.host.why_not}). Tell the user what you wanted to do instead.")
+    try:
+        shown = Preview.of(masker(call.arguments) if isinstance(call.arguments, dict) else {}).text()
+    except Unshowable as e:
+        return refusal(call.name, e)
     question = types.ElicitRequestFormParams(
-        message=f"The assistant wants to call {call.name} with {json.dumps(call.arguments, ensure_ascii=False)[:500]}."
-                f" Allow it?",
+        message=f"The assistant wants to call {call.name} with {shown}. Allow it?",
         requested_schema={"type": "object", "properties": {"allow": {"type": "boolean", "title": "Allow"}},
                           "required": ["allow"]})
     try:

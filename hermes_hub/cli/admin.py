@@ -127,7 +127,8 @@ def token_revoke(token_id: str, config: str) -> None:
 @click.option("--since", help="ISO 8601 time, or a duration like 30m, 12h, 7d")
 @click.option("--limit", type=int, default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--unmask", "unmask", metavar="CALL_ID", help="show the original of a masked call result (audited)")
+@click.option("--unmask", "unmask", metavar="CALL_ID",
+              help="show the original arguments and result of a masked call (audited)")
 @CONFIG
 def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, unmask: str | None,
               config: str) -> None:
@@ -169,7 +170,8 @@ async def _unmask(config: str, call_id: str, as_json: bool) -> None:
         found = await unmask(store, vault, call_id, viewer_id=who, admin=True, keep_hours=keep)
     if as_json:
         click.echo(json.dumps({"call_id": found.call_id, "user": found.user_id, "tool": found.tool,
-                               "masked": found.masked, "result": found.result}, indent=2, ensure_ascii=False))
+                               "masked": found.masked, "arguments": found.arguments, "result": found.result},
+                               indent=2, ensure_ascii=False, default=str))
         return
     masked = ", ".join(f"{n} {kind}" for kind, n in found.masked.items())
     click.echo(f"call {found.call_id} of {found.user_id}: {found.tool} (masked: {masked}); "

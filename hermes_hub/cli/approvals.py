@@ -1,10 +1,11 @@
-"""``hermes-hub approve ID``, ``deny ID`` and ``approvals``: answer the calls waiting for a person's yes
-(``guards.approve``), from a terminal, through the store every replica of the hub shares.
+"""``hermes-hub approve ID``, ``deny ID``, ``approvals`` and ``approvals show ID``: read and answer the calls
+waiting for a person's yes (``guards.approve``), from a terminal, through the store every replica shares.
 
 The waiting hub sees the answer within ``approvals.POLL_SECONDS``. Only the caller an approval is for may
 answer it: the command answers as the owner of ``--token`` (or ``$HERMES_TOKEN``; a token of hub.json or
 the store), else as the hub's local user, the identity of its stdio callers. Anyone else's approval id is
-answered "not found", like one that never existed; every decision is an audit row.
+answered "not found", like one that never existed; every decision is an audit row. ``approvals`` shows
+every argument shortened (``pipeline.preview``), ``approvals show`` the whole call (an admin: anyone's).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hermes_hub.errors import HubError
 if TYPE_CHECKING:
     from hermes_hub.call import Identity
     from hermes_hub.pipeline.approvals import Approvals
+    from hermes_hub.pipeline.mask import stored_masker
 
 CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
 TOKEN = click.option("--token", envvar="HERMES_TOKEN", default=None,
@@ -33,12 +35,12 @@ async def _book(config: str, token: str | None) -> AsyncIterator[tuple[Approvals
     from hermes_hub import audit
     from hermes_hub.call import ADMIN, Identity
     from hermes_hub.identity import Authenticator, StaticToken, local_user_name
-    from hermes_hub.masking import Masker
     from hermes_hub.pipeline.approvals import Approvals
+    from hermes_hub.pipeline.mask import stored_masker
     from hermes_hub.storage import open_store
 
     cfg = load_config(config)
-    masker = Masker(tuple(cfg.storage.audit_mask_patterns))
+    masker = stored_masker(cfg)
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
         if token:
             static = [StaticToken(t.token, t.user, t.role) for t in cfg.auth.tokens]
@@ -56,12 +58,14 @@ async def _book(config: str, token: str | None) -> AsyncIterator[tuple[Approvals
 
 
 async def _answer(approval_id: str, config: str, token: str | None, approve: bool, as_json: bool) -> None:
+    from hermes_hub.pipeline.preview import Preview
+
     async with _book(config, token) as (book, who):
         decided = await book.decide(approval_id, who, approve=approve, via="cli")
     if as_json:
         click.echo(json.dumps({"approval": decided.id, "state": decided.state, "tool": decided.tool}))
     else:
-        click.echo(f"{decided.state}: {decided.tool} {decided.preview} ({decided.id})")
+        click.echo(f"{decided.state}: {decided.tool} {Preview.of_json(decided.preview).text()} ({decided.id})")
 
 
 @click.command("approve")
@@ -86,20 +90,59 @@ async def deny_cmd(approval_id: str, config: str, token: str | None, as_json: bo
     await _answer(approval_id, config, token, False, as_json)
 
 
-@click.command("approvals")
+@click.group("approvals", invoke_without_command=True)
 @CONFIG
 @TOKEN
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@click.pass_context
+def approvals_cmd(ctx: click.Context, config: str, token: str | None, as_json: bool) -> None:
+    """List your calls waiting for approval, newest first, every argument shortened; `approvals show ID`
+    prints one call whole."""
+    if ctx.invoked_subcommand is None:
+        _list(config, token, as_json)
+
+
 @async_command
-async def approvals_cmd(config: str, token: str | None, as_json: bool) -> None:
-    """List your calls waiting for approval, newest first."""
+async def _list(config: str, token: str | None, as_json: bool) -> None:
+    from hermes_hub.pipeline.preview import Preview
+
     async with _book(config, token) as (book, who):
         waiting = await book.pending(who)
     if as_json:
-        click.echo(json.dumps([{"approval": r.id, "tool": r.tool, "arguments": r.preview,
+        click.echo(json.dumps([{"approval": r.id, "tool": r.tool, "arguments": Preview.of_json(r.preview).lines(),
                                 "expires_at": r.expires_at.isoformat()} for r in waiting]))
         return
     if not waiting:
         click.echo(f"no call of {who.user_id}'s is waiting for approval")
     for r in waiting:
-        click.echo(f"{r.id}  {r.tool}  {r.preview}  expires {r.expires_at.isoformat()[:19]} UTC")
+        click.echo(f"{r.id}  {r.tool}  expires {r.expires_at.isoformat()[:19]} UTC  "
+                   f"(whole call: hermes-hub approvals show {r.id})")
+        for line in Preview.of_json(r.preview).lines():
+            click.echo(f"    {line}")
+
+
+@approvals_cmd.command("show")
+@click.argument("approval_id")
+@CONFIG
+@TOKEN
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@async_command
+async def show_cmd(approval_id: str, config: str, token: str | None, as_json: bool) -> None:
+    """Print the whole call APPROVAL_ID asks a yes for: every argument in full, secrets masked (your own
+    approvals; an admin's token, or the hub's local user, reads anyone's)."""
+    from hermes_hub.call import ADMIN
+
+    async with _book(config, token) as (book, who):
+        record = await book.seen_by(approval_id, who, admin=who.role == ADMIN)
+    try:
+        arguments: object = json.loads(record.preview)
+    except ValueError:  # a row kept before whole calls were: its cut preview
+        arguments = record.preview
+    if as_json:
+        click.echo(json.dumps({"approval": record.id, "tool": record.tool, "server": record.server,
+                               "user": record.user_id, "state": record.state, "arguments": arguments,
+                               "expires_at": record.expires_at.isoformat()}, ensure_ascii=False))
+        return
+    click.echo(f"{record.id}: {record.tool} (server {record.server}) for {record.user_id}, {record.state}, "
+               f"expires {record.expires_at.isoformat()[:19]} UTC", err=True)
+    click.echo(json.dumps(arguments, ensure_ascii=False, indent=2))

@@ -54,8 +54,9 @@ from hermes_hub.pipeline import Pipeline, Step
 from hermes_hub.pipeline.approval import ApprovalStep, Rules
 from hermes_hub.pipeline.approvals import Approvals
 from hermes_hub.pipeline.blocks import Blocks
+from hermes_hub.pipeline.detectors import Found, Redactor
 from hermes_hub.pipeline.limits import Limits
-from hermes_hub.pipeline.mask import masking_steps
+from hermes_hub.pipeline.mask import argument_detectors, masking_steps
 from hermes_hub.pipeline.telemetry import Telemetry
 from hermes_hub.reloader import reload_from, watch_config
 from hermes_hub.services import Services, open_services
@@ -113,11 +114,12 @@ class Hub(Parts, Reports):
         self.scheduling, self.fires = Scheduling(self), True  # issue 24: schedules (fires: run the loop)
         self.builtins.add(*docs_items(self._documents, lambda: self.config))  # issue 23: documents
         self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
-        self.masker = Masker(tuple(config.storage.audit_mask_patterns))  # audit rows, stored tool calls, traces
+        self._detectors: Redactor | None = None  # guards.mask's, over the stored arguments too (_pipeline sets them)
+        self.masker = Masker(tuple(config.storage.audit_mask_patterns), detect=self._detect)  # audit, sessions, traces
         self.grants = Grants(lambda: self.vault)  # OAuth grants of remote servers, in the vault once it is open
         self.pool = Pool(config, on_change=self._on_change, grants=self.grants, vault=lambda: self.vault)
         self._states: dict[str, Any] = {}  # each server's state last published on the bus
-        self.events, self.metrics = Bus(), Metrics()  # issue 22: the event bus; /metrics (telemetry)
+        self.events, self.metrics = Bus(masker=self.masker), Metrics()  # issue 22: the event bus; /metrics (telemetry)
         self.pins = PinGuard(config.hub.pin)  # pinned tool definitions, kept in step with the store once started
         self.approvals = Approvals(lambda: self.store, self.audit_action, self.masker)  # guards.approve's book
         self.units = Blocks(lambda: self.store if self._services else None)  # large limits' units, in blocks
@@ -234,7 +236,12 @@ class Hub(Parts, Reports):
         if config.guards.approve is not None:  # 3. approval: a person's yes before the call
             steps.append(ApprovalStep(Rules.of(config.guards.approve), self.approvals))
         steps += masking_steps(config, lambda: self.vault if self._services else None)  # innermost
+        self._detectors = argument_detectors(config)
         return steps
+
+    def _detect(self) -> Found | None:
+        """A scan of one kept value by ``guards.mask``'s detectors, as of the running configuration."""
+        return None if self._detectors is None else self._detectors.session()
 
     def _mounts(self) -> list[Mount]:
         sep = self.config.hub.separator

@@ -18,7 +18,8 @@ Which calls: public names matching ``tools``, and every tool annotated ``destruc
 Whatever the path, the yes is spent in the store by a conditional update naming the caller, tool and
 digest (``storage.approvals``), so it can never run other arguments, another tool or another user's
 call. A downstream's own input rounds after the yes keep the approval in their state, so they are not
-asked again. What happened goes in ``call.notes["approval"]``.
+asked again. The person sees every argument the yes covers (``preview``); a call that cannot be shown
+so is refused before anyone is asked, and the tool does not run. What happened goes in ``call.notes["approval"]``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from hermes_hub.call import InputRounds
 from hermes_hub.config.approve import ApproveSection
 from hermes_hub.pipeline import Call, Pipeline, Result, Send
 from hermes_hub.pipeline.approvals import Approvals, digest_of
+from hermes_hub.pipeline.preview import Preview, Unshowable, refusal
 from hermes_hub.storage.approvals import APPROVED, DENIED, USED, ApprovalRecord
 from hermes_hub.storage.records import utcnow
 
@@ -81,8 +83,13 @@ class ApprovalStep:
         digest = await digest_of(call.arguments)
         if (spent := await self.book.use(call.ctx.caller, call.tool, digest)) is not None:
             return await self._run(call, proceed, spent, "given before")
-        record = await self.book.open(call.ctx.caller, call.tool, call.server, call.arguments,
-                                      timeout=self.rules.timeout, digest=digest)
+        try:
+            record = await self.book.open(call.ctx.caller, call.tool, call.server, call.arguments,
+                                          timeout=self.rules.timeout, digest=digest)
+        except Unshowable as e:  # a yes to what the person cannot see is no yes: nobody is asked
+            call.notes["approval"] = {"state": "unshowable"}
+            log.warning("call of %s by %s refused: it cannot be shown for approval (%s)", call.tool, call.user_id, e)
+            return refused(refusal(call.tool, e))
         call.notes["approval"] = {"id": record.id, "state": "pending"}
         host = call.ctx.host
         if host.elicit is not None and not (rounds is not None and host.in_rounds):
@@ -184,8 +191,10 @@ class ApprovalStep:
         return result
 
     def _question(self, record: ApprovalRecord) -> types.ElicitRequestFormParams:
+        shown = "\n".join(f"  {line}" for line in Preview.of_json(record.preview).lines())
         return types.ElicitRequestFormParams(
-            message=f"Allow {record.tool} with {record.preview}? (approval {record.id}; unanswered, it is refused "
+            message=f"Allow {record.tool} with these arguments?\n{shown}\nThe whole call: `hermes-hub approvals show "
+                    f"{record.id}` or /status/approvals/{record.id}. (approval {record.id}; unanswered, it is refused "
                     f"after {self.rules.timeout:g} s)", requested_schema=ALLOW)
 
 

@@ -3,6 +3,7 @@ answer them, and the calls of this process that wait for an answer.
 
     book = Approvals(get_store, audit_action)
     record = await book.open(caller, tool, server, arguments, timeout=300)
+    Preview.of_json(record.preview).text()   # every argument, masked and shortened (``preview``)
     await book.decide(record.id, Identity("ana"), approve=True, via="cli")   # anyone else: NotFound
     record = await book.wait(record)       # answered here, elsewhere, or expired (bounded by the expiry)
     spent = await book.use(caller, tool, digest_of(arguments), record.id)   # once, for exactly that call
@@ -34,14 +35,15 @@ import anyio
 from hermes_hub.call import Identity
 from hermes_hub.errors import NotFound
 from hermes_hub.masking import MASKER, Masker
+from hermes_hub.pipeline.preview import Preview, Unshowable, whole
 from hermes_hub.storage import Store
 from hermes_hub.storage.approvals import APPROVED, DENIED, EXPIRED, PENDING, ApprovalRecord
 from hermes_hub.storage.records import utcnow
 
 log = logging.getLogger("hermes_hub.approvals")
 POLL_SECONDS = 1.0  # how often a waiting call looks at the store (an answer from another replica or the CLI)
-PREVIEW_CHARS = 500  # of the arguments, masked, shown to the person who answers
 MAX_ARGUMENT_CHARS = 1_000_000  # hashed on the loop below this, in a worker thread above
+THREAD_CHARS = 64_000  # arguments masked and checked for their preview on the loop below this
 Auditor = Callable[[Identity, str, dict[str, Any]], AbstractAsyncContextManager[Any]]
 
 
@@ -76,16 +78,28 @@ class Approvals:
 
     async def open(self, caller: Identity, tool: str, server: str, arguments: dict[str, Any], *,
                    timeout: float, digest: str | None = None) -> ApprovalRecord:
-        """A new pending approval of ``caller``'s call of ``tool`` with ``arguments``, for ``timeout`` seconds."""
+        """A new pending approval of ``caller``'s call of ``tool`` with ``arguments``, for ``timeout`` seconds;
+        ``Unshowable`` (nothing stored) when the call cannot be shown in full to the person who answers."""
+        stored = await self.shown(arguments)
         now = utcnow()
-        shown = json.dumps(self.masker(arguments, limit=PREVIEW_CHARS), ensure_ascii=False, default=str)
         record = ApprovalRecord(
             id=f"apr_{secrets.token_urlsafe(12)}", user_id=caller.user_id, role=caller.role, tool=tool, server=server,
-            digest=digest or await digest_of(arguments),
-            preview=shown if len(shown) <= PREVIEW_CHARS else shown[:PREVIEW_CHARS] + " …", state=PENDING,
+            digest=digest or await digest_of(arguments), preview=stored, state=PENDING,
             created_at=now, expires_at=now + timedelta(seconds=timeout))
         await self.store.add_approval(record)
         return record
+
+    async def shown(self, arguments: dict[str, Any]) -> str:
+        """The call as its approval keeps it: the arguments masked, whole (``preview.whole``), once checked that
+        the preview can show every one of them (``Preview.of``, else ``Unshowable``)."""
+        def masked() -> str:
+            value = self.masker(arguments)
+            Preview.of(value)
+            return whole(value)
+
+        if len(canonical(arguments)) > THREAD_CHARS:
+            return await anyio.to_thread.run_sync(masked)
+        return masked()
 
     async def decide(self, approval_id: str, by: Identity, *, approve: bool, via: str) -> ApprovalRecord:
         """``by``'s answer to their own pending approval; ``NotFound`` for anyone else's, an answered or an
@@ -132,14 +146,27 @@ class Approvals:
         return await self.store.use_approval(caller.user_id, caller.role, tool, digest, utcnow(), approval_id)
 
     async def grant(self, caller: Identity, tool: str, server: str, arguments: dict[str, Any], *, via: str,
-                    timeout: float = 60.0) -> ApprovalRecord:
-        """A yes the caller already gave another way (the agent's own confirmation), for the step to spend."""
-        record = await self.open(caller, tool, server, arguments, timeout=timeout)
+                    timeout: float = 60.0) -> ApprovalRecord | None:
+        """A yes the caller already gave another way (the agent's own confirmation), for the step to spend;
+        None for a call that cannot be shown (the step refuses it, saying why)."""
+        try:
+            record = await self.open(caller, tool, server, arguments, timeout=timeout)
+        except Unshowable:
+            return None
         return await self.decide(record.id, caller, approve=True, via=via)
 
     async def pending(self, caller: Identity) -> list[ApprovalRecord]:
         """``caller``'s approvals waiting for an answer now, newest first."""
         return await self.store.list_approvals(caller.user_id, caller.role, pending_at=utcnow())
+
+    async def seen_by(self, approval_id: str, viewer: Identity, *, admin: bool) -> ApprovalRecord:
+        """Approval ``approval_id`` for ``viewer`` to read in full: their own, or any for an admin; ``NotFound``
+        otherwise, as for an id that never existed (reading answers nothing: answering names the role too)."""
+        record = await self.store.get_approval(approval_id[:64])
+        if record is None or not admin and record.user_id != viewer.user_id:
+            raise NotFound("approval", approval_id[:64], "`hermes-hub approvals` lists your pending ones (only "
+                                                          "the caller it is for, or an admin, may read one)")
+        return record
 
     def _wake(self, record: ApprovalRecord) -> None:
         if (parked := self.parked.get(record.id)) is not None:

@@ -189,7 +189,8 @@ ORDER = ("api_key", "email", "cn_id", "card", "ip", "phone")
 # A key format is searched for only in a text holding its literal start (``in`` is far cheaper than a
 # scan); a format not listed here is always searched for.
 _KEY_STARTS = {"openai_anthropic": ("sk-",), "github": ("gh", "github_pat_"), "aws_access_key_id": ("AKIA", "ASIA"),
-               "slack": ("xox", "xapp"), "hermes": ("hh_",), "private_key": ("-----BEGIN",)}
+               "slack": ("xox", "xapp"), "hermes": ("hh_", "hha_", "hhr_"), "jwt": ("eyJ",),
+               "stripe": ("sk_", "rk_"), "google": ("AIza",), "private_key": ("-----BEGIN",)}
 _API_KEYS = tuple((_KEY_STARTS.get(name), re.compile(p)) for name, p in FORMATS.items())
 _ANY_START = re.compile("|".join(re.escape(s) for starts in _KEY_STARTS.values() for s in starts))
 _NO_DIGITS = str.maketrans("", "", "0123456789")

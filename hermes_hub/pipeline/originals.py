@@ -1,6 +1,7 @@
 """The originals of masked results: sealed in the vault for a bounded time, opened only by an audited path.
 
-    await seal(vault, call, result)                       # the mask step, when it replaced something
+    await seal(vault, call, result, masked, limit)        # the mask step, when it replaced something
+    await seal(vault, call, None, masked, limit, arguments)   # what it found was in the arguments only
     opened = await unmask(store, vault, "9f2c...", viewer_id="ann", admin=False, keep_hours=24)
 
 A sealed original is bound (AES-GCM's associated data, ``hermes_hub.vault``) to the user whose call it
@@ -8,7 +9,8 @@ was and to the call id, so it opens for that pair only. ``unmask`` is what ``her
 CALL_ID`` and the status page call, never an MCP tool: an admin may open any call's original, anyone
 else only their own (another user's call id reads as unknown), and every attempt writes an audit row
 naming who asked, whose call it was and the call id. An original older than ``keep_hours`` is deleted
-rather than opened.
+rather than opened. The arguments are sealed too when the detectors found something in them (the
+audit, session history and traces keep them masked): ``unmask`` is the way back to both.
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ class Original:
     tool: str
     server: str
     masked: dict[str, int]
-    result: dict[str, Any]  # the CallToolResult as the server sent it (its JSON form)
+    result: dict[str, Any]  # the CallToolResult as the server sent it (its JSON form); {} when it was not masked
+    arguments: dict[str, Any] | None = None  # the arguments as the host sent them, when they were masked
 
     def text(self) -> str:
-        """The result's text, one block a line, as a person reads it."""
-        parts = []
+        """The arguments (when they were masked), then the result's text, one block a line, as a person reads it."""
+        parts = [] if self.arguments is None else [
+            f"arguments: {json.dumps(self.arguments, ensure_ascii=False, indent=2, default=str)}"]
         for block in self.result.get("content", []):
             if block.get("type") == "text":
                 parts.append(block["text"])
@@ -53,10 +57,15 @@ class Original:
         return "\n".join(parts)
 
 
-async def seal(vault: Vault, call: Call, result: types.CallToolResult, masked: dict[str, int], limit: int) -> None:
-    payload = {"tool": call.tool, "server": call.server, "masked": masked,
-               "result": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
-    await vault.put(call.user_id, KIND, call.call_id, json.dumps(payload, ensure_ascii=False), limit=limit)
+async def seal(vault: Vault, call: Call, result: types.CallToolResult | None, masked: dict[str, int], limit: int,
+               arguments: dict[str, Any] | None = None) -> None:
+    payload: dict[str, Any] = {"tool": call.tool, "server": call.server, "masked": masked, "result": {} if
+                               result is None else result.model_dump(mode="json", by_alias=True, exclude_none=True)}
+    if arguments is not None:
+        payload["arguments"] = arguments
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    # the arguments are bounded by the request that carried them; the result by the catalog's cut
+    await vault.put(call.user_id, KIND, call.call_id, text, limit=limit + (0 if arguments is None else 4 * len(text)))
 
 
 async def prune(store: Any, *, keep_hours: float) -> int:
@@ -78,7 +87,8 @@ async def unmask(store: Any, vault: Vault, call_id: str, *, viewer_id: str, admi
         raise NotFound("masked call", call_id, _HINT)
     data = json.loads(vault.open(rec))
     await _audit(store, viewer_id, call_id, owner, "ok", None)
-    return Original(call_id, rec.user_id, data["tool"], data["server"], data.get("masked", {}), data["result"])
+    return Original(call_id, rec.user_id, data["tool"], data["server"], data.get("masked", {}), data["result"],
+                    data.get("arguments"))
 
 
 async def _audit(store: Any, viewer_id: str, call_id: str, owner: str | None, outcome: str, error: str | None) -> None:

@@ -30,7 +30,7 @@ class ApprovalRecord:
     tool: str  # the public tool name
     server: str
     digest: str  # sha256 of the arguments' canonical JSON
-    preview: str  # the arguments, masked and cut, for the person to read
+    preview: str  # the arguments, masked and whole (JSON): the preview and `approvals show` read it (pipeline.preview)
     state: str
     created_at: datetime
     expires_at: datetime

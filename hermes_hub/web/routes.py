@@ -8,7 +8,7 @@
     POST /status/login, /status/logout       open a login session (cookie: its id), or end it
     POST /status/servers/{name}/restart, /status/reload     admins only, with the CSRF token
     POST /status/secrets, /status/secrets/delete             the viewer's own secrets (web/secrets.py)
-    POST /status/approvals/{id}/approve, .../deny            the viewer's own pending approvals (web/approvals.py)
+    GET /status/approvals/{id}, POST .../approve, .../deny   the viewer's own pending approvals (web/approvals.py)
     GET/POST /status/authorize/{request_id}   the OAuth consent page (``consent``)
     POST /status/servers/{name}/connect, GET /status/oauth/callback/{name}   OAuth sign-in (web/connect.py)
 """
@@ -218,7 +218,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
         *connect_routes(hub, access),  # Connect: OAuth sign-in to a server in NEEDS_AUTH
         *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
-        *approval_routes(hub, access),  # "Waiting for your approval": each viewer's own (web/approvals.py)
+        *approval_routes(hub, access, _page),  # "Waiting for your approval": each viewer's own (web/approvals.py)
         *unmask_routes(hub, access, _page),  # a masked result's original, audited (web/unmask.py)
         *stream_routes(hub, access, _limited, followers),  # the live view's ticks from the event bus (web/stream.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),

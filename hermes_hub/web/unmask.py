@@ -53,7 +53,7 @@ def unmask_routes(hub: Hub, access: Access, page: Callable[..., Response]) -> li
         except NotFound as e:
             return _answer(page, as_json, 404, access.csrf(viewer), call_id, error=str(e))
         shown = {"call_id": found.call_id, "user": found.user_id, "tool": found.tool, "masked": found.masked,
-                 "text": found.text(), "result": found.result}
+                 "text": found.text(), "result": found.result, "arguments": found.arguments}
         return _answer(page, as_json, 200, access.csrf(viewer), call_id, found=shown)
 
     return [Route("/status/unmask", form, methods=["GET"]), Route("/status/unmask", opened, methods=["POST"])]

@@ -119,7 +119,7 @@ async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_ye
             out = (await run(host, "delete it", profile="careful")).structured_content
     assert (out["answer"], out["stop_reason"]) == (answer, stop)
     assert hub.agent_bridge._pending == {}  # nothing left parked
-    assert asked == ['The assistant wants to call toy_echo with {"text": "deleted"}. Allow it?']
+    assert asked == ['The assistant wants to call toy_echo with text: "deleted". Allow it?']
 
 
 async def test_a_host_that_cannot_confirm_gets_the_call_refused_never_auto_confirmed(tmp_path):

@@ -77,7 +77,8 @@ async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(hub,
         async with Client(hub.server, mode=mode, elicitation_callback=answering(allow, asked)) as host:
             result = await host.call_tool("toy_echo", {"text": "hi"})
     rows = await audit_rows(hub, "approval_approved" if allow else "approval_denied", approval_id(asked[0]))
-    assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with {"text": "hi"}? (approval apr_')
+    assert len(asked) == 1 and asked[0].startswith(
+        'Allow toy_echo with these arguments?\n  text: "hi"\nThe whole call: `hermes-hub approvals show apr_')
     if allow:
         assert (text(result), result.is_error) == ("hi", False)
     else:
@@ -135,7 +136,7 @@ async def test_the_agents_own_confirmation_is_the_gateways_approval_so_the_perso
             out = (await host.call_tool("hermes_agent_run", {"task": "echo it", "profile": "careful"}))
     rows = await audit_rows(hub, "approval_approved")
     assert out.structured_content["answer"] == "Echoed."
-    assert asked == ['The assistant wants to call toy_echo with {"text": "agent"}. Allow it?']
+    assert asked == ['The assistant wants to call toy_echo with text: "agent". Allow it?']
     assert "agent" in [r.arguments["via"] for r in rows]
 
 
@@ -144,7 +145,7 @@ async def test_the_agent_loop_is_held_by_the_gateway_too(hub):
     with anyio.fail_after(60):
         async with Client(hub.server, mode="legacy", elicitation_callback=answering(False, asked)) as host:
             out = (await host.call_tool("hermes_agent_run", {"task": "echo it"}))  # the default profile asks nothing
-    assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with {"text": "agent"}?')
+    assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with these arguments?\n  text: "agent"\n')
     assert out.structured_content["tool_calls"][0]["is_error"] is True
 
 

@@ -154,8 +154,8 @@ async def test_a_tool_that_needs_confirmation_asks_on_the_terminal_and_runs_only
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     question = lines.index("  round 1/5: calling reminders_send_reminder") + 1
-    assert lines[question] == ('? The assistant wants to call reminders_send_reminder with {"content": "call mom", '
-                               '"time": "2026-12-05T18:00:00+01:00"}. Allow it? [y/n]')
+    assert lines[question] == ('? The assistant wants to call reminders_send_reminder with content: "call mom"; '
+                               'time: "2026-12-05T18:00:00+01:00". Allow it? [y/n]')
     assert said in lines and stop_line(run.stdout).startswith(f"[{stop} after 2 rounds")
     stored = json.loads((tmp_path / "demo" / "reminders.json").read_text())["reminders"]
     assert [r["content"] for r in stored] == reminders

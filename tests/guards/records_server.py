@@ -3,7 +3,8 @@
     python -m tests.guards.records_server
 
 ``customer`` answers with structured content (and its JSON as text), ``document`` with an embedded text
-resource, ``fail`` with an error naming a phone number, ``wait`` holds a call open until ``seconds`` pass.
+resource, ``fail`` with an error naming a phone number, ``wait`` holds a call open until ``seconds`` pass,
+``contact`` echoes the arguments it was called with (what the tool got, whatever the hub keeps of them).
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ def build() -> MCPServer:
         """Always fails, naming a phone number."""
         return types.CallToolResult(is_error=True, content=[types.TextContent(
             type="text", text=f"no customer answers at {PHONE}")])
+
+    @mcp.tool()
+    def contact(phone: str, id_number: str, email: str, order: str = "") -> str:
+        """Echoes what it was called with."""
+        return f"sent to {phone} / {id_number} / {email} / {order}"
 
     @mcp.tool()
     async def wait(seconds: float) -> str:

@@ -4,10 +4,12 @@ reach the tool unchanged: the patterns on their own, then a served hub called ov
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 
@@ -15,11 +17,18 @@ from hermes_hub import Hub, audit
 from hermes_hub.config import parse_config
 from hermes_hub.identity import new_token
 from hermes_hub.masking import MASKER, Masker
-from tests.support import as_user, serve_process, toy
+from tests.support import PROJECT, as_user, serve_process, toy
 
 TOKEN = "masking-user-token-0123456789"
 OPENAI = "sk-proj-Q1w2E3r4T5y6U7i8O9p0-aSdFgHjKl_ZxCvBnM1234"
 ANTHROPIC = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0Ed-cBa_9876543210"
+# issue 30 item 10: the hub's own OAuth tokens (authorization/grants.py), a JWT, Stripe and Google keys
+HHA = "hha_" + "Qw3rTy8uIo0pAsDfGhJkLzXcVbNm1234567890-_Qwe"
+HHR = "hhr_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0Ed-cBa_987654"
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImFkbWluIjp0cnVlfQ.c2lnbmF0dXJlLWJ5dGVzLWhlcmU"
+STRIPE, STRIPE_RK = "sk_live_51H8xYzAbCdEfGhIjKlMnOpQr", "rk_test_51H8xYzAbCdEfGhIjKlMnOpQr"
+GOOGLE = "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"
+TOKENS30 = (HHA, HHR, JWT, STRIPE, STRIPE_RK, GOOGLE)
 
 
 @pytest.mark.parametrize("secret", [
@@ -29,6 +38,7 @@ ANTHROPIC = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Jh1Gf0Ed-cBa_9876543210"
     "ghr_16C7e42F292c6912E7710c838347Ae178B4a", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
     "AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "xoxp-123456789012-abcdef", "xapp-1-A0123456789-1234567890-abcdef", pytest.param(new_token(), id="hub-token"),
+    *TOKENS30, "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.", "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn\n/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\n"
     "-----END RSA PRIVATE KEY-----",
 ])
@@ -73,6 +83,7 @@ def test_phrases_and_headers_that_hand_over_a_secret_keep_their_words_and_lose_t
     "basic knowledge of bearer bonds", "ssh://git@github.com/org/repo.git", "mailto:ann@example.com",
     "https://example.com/search?q=a@b&page=2", "http://localhost:8080/path@v2",
     "AKIA is a prefix; AKIASHORT is not a key", "ghp_short", "我们明天去北京开会, 密码学 is a topic",
+    "the hh_ prefix, hha_short, sk_live_ alone, AIza is a prefix, eyJ and eyJhbGciOiJIUzI1NiJ9 alone",
 ])
 def test_ordinary_text_ids_and_hashes_are_kept_as_written(text):
     assert MASKER.text(text) == text
@@ -103,7 +114,8 @@ def test_a_secret_across_the_audits_cut_is_masked_whole_not_kept_in_part():
     "a" * 1_000_000, "sk-" * 333_334, "sk-proj-" * 125_000, "password: " * 100_000, "password" + " " * 1_000_000,
     "Bearer " * 142_858, "bearer " + "a" * 1_000_000, "http://a:" * 111_112, "a://" + "b:" * 500_000,
     "-----BEGIN PRIVATE KEY-----" * 37_038, '"password": "' * 71_429, "xoxb-" * 200_000, "hh_" * 333_334,
-    "the quick brown fox jumps over the lazy dog " * 22_728,
+    "the quick brown fox jumps over the lazy dog " * 22_728, "eyJ" * 333_334, "eyJab-" * 166_667,
+    "eyJabcde." * 111_112, "eyJabcde.ab" * 90_910, "sk_live_" * 125_000, "AIza" * 250_000, "hha_" * 250_000,
 ])
 def test_masking_a_megabyte_of_hostile_text_finishes_in_well_under_two_seconds(hostile):
     started = time.perf_counter()
@@ -170,3 +182,40 @@ async def test_a_hosts_own_tool_calls_appended_to_a_session_are_kept_masked(tmp_
             history = (await host.call_tool("hermes_session_history", {"session_id": sid})
                        ).structured_content["messages"]
     assert history[0]["tool_calls"][0]["arguments"] == {"token": "***", "note": "use ***"}
+
+
+async def test_the_hubs_oauth_tokens_jwts_stripe_and_google_keys_are_masked_in_audit_traces_and_events(tmp_path):
+    said = " ".join(TOKENS30)
+    rules = [{"when": "relay the keys", "tool_calls": [{"name": "toy_echo", "arguments": {"text": f"keys {said}"}}]},
+             {"when": "^keys ", "text": "Relayed."}]
+    async with serve_process(config(tmp_path, rules), tmp_path) as served:
+        with anyio.fail_after(120):
+            async with as_user(served.url, TOKEN) as host:
+                direct = await host.call_tool("toy_echo", {"text": said, "note": f"refresh with {HHR}"})
+                out = (await host.call_tool("hermes_agent_run", {"task": f"please relay the keys {said}"})
+                       ).structured_content
+                trace = (await host.call_tool("hermes_trace_get", {"run_id": out["run_id"]})).structured_content
+            async with httpx2.AsyncClient(timeout=30) as http:
+                events = await http.get(served.url.removesuffix("/mcp") + "/events", params={"run": out["run_id"]},
+                                        headers={"Authorization": f"Bearer {TOKEN}"})
+            done = await anyio.run_process([sys.executable, "-m", "hermes_hub", "audit", "--json", "--config",
+                                            str(served.config)], cwd=PROJECT, check=False)
+    audit_rows = json.loads(done.stdout)
+    assert direct.content[0].text == said  # the tool got them as written
+    assert events.status_code == 200 and "UserMessageReceived" in events.text
+    for seen in (events.text, json.dumps(trace), json.dumps(audit_rows), json.dumps(out)):
+        assert [t for t in TOKENS30 if t in seen] == [], seen[:2000]
+    echoed = next(r for r in audit_rows if r["tool"] == "toy_echo" and r["run_id"] is None)
+    assert echoed["arguments"] == {"text": " ".join(["***"] * len(TOKENS30)), "note": "refresh with ***"}
+    told = next(json.loads(line) for line in events.text.splitlines() if "UserMessageReceived" in line)
+    assert told["text"] == "please relay the keys " + " ".join(["***"] * len(TOKENS30))
+
+
+def test_the_event_bus_masks_an_events_free_text_whoever_publishes_it():
+    from hermes_hub.events import Bus, UserMessageReceived
+
+    bus = Bus()
+    with bus.subscribe("test") as events:
+        bus.publish(UserMessageReceived(run_id="r1", user_id="ana", text=f"use {HHA} or {JWT}"))
+        assert events._receive.receive_nowait().to_dict()["text"] == "use *** or ***"
+    assert bus.stream("r1")[0].text == "use *** or ***"
