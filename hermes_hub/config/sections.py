@@ -159,6 +159,8 @@ class AuthSection(_Strict):
     issuer: str | None = None  # an external identity provider whose JWT access tokens the hub accepts
     audience: str | None = None  # the `aud` those tokens must carry (required with issuer)
     user_claim: Literal["sub", "email"] = "sub"  # the claim that names the hub user
+    # days an OAuth sign-in of a host lasts from its consent, however often it refreshes; then sign in again
+    grant_lifetime_days: float = Field(90.0, gt=0, le=3650)
 
     @field_validator("issuer")
     @classmethod
