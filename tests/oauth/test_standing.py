@@ -6,49 +6,24 @@ hub.json, or the sign-in is older than `auth.grant_lifetime_days`."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from hermes_hub.storage import open_store
 from tests.oauth.flow import CALLBACK, Raw
-from tests.support import PROJECT, Served, as_user, serve_process, toy, until
+from tests.standing import CARD, cli, token, tokens_before_start
+from tests.support import Served, as_user, serve_process, toy, until
 
 pytestmark = pytest.mark.anyio
-CARD = "SECRET-PAYROLL-42"  # what the admin-only server's tool answers: seen only by an admin
 
 
 def config(**auth: Any) -> dict[str, Any]:
     """A toy server anyone may use, and ``vault``, a server only admins may."""
     return {"mcpServers": {"alpha": toy("--name", "alpha"), "vault": {**toy("--name", "vault"), "roles": ["admin"]}},
             "memory": {"embedder": "none"}, "auth": auth}
-
-
-async def cli(path: Path, *args: str) -> str:
-    """``hermes-hub ARGS --config PATH``, the real command against the served hub's store: its stdout."""
-    done = await anyio.run_process([sys.executable, "-m", "hermes_hub", *args, "--config", str(path)], cwd=PROJECT,
-                                   check=False)
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout.decode()
-
-
-async def token(path: Path, user: str, role: str = "user") -> tuple[str, str]:
-    """A token made with ``hermes-hub token create``: (the token, its id)."""
-    secret = (await cli(path, "token", "create", user, "--role", role)).strip()
-    listed = json.loads(await cli(path, "token", "list", "--json"))
-    return secret, next(t["id"] for t in reversed(listed) if t["user"] == user and t.get("kind") != "oauth")
-
-
-async def tokens_before_start(tmp_path: Path, cfg: dict[str, Any], *users: tuple[str, str]) -> dict[str, tuple[str, str]]:
-    """Tokens in the store before the hub starts (so it requires them): user -> (token, id)."""
-    path = tmp_path / "hub.json"
-    path.write_text(json.dumps(cfg))
-    return {user: await token(path, user, role) for user, role in users}
 
 
 async def vault_call(served: Served, bearer: str) -> tuple[bool, str]:
