@@ -31,7 +31,8 @@ async def token(path: Path, user: str, role: str = "user") -> tuple[str, str]:
     return secret, next(t["id"] for t in reversed(listed) if t["user"] == user and t.get("kind") != "oauth")
 
 
-async def tokens_before_start(tmp_path: Path, cfg: dict[str, Any], *users: tuple[str, str]) -> dict[str, tuple[str, str]]:
+async def tokens_before_start(tmp_path: Path, cfg: dict[str, Any],
+                              *users: tuple[str, str]) -> dict[str, tuple[str, str]]:
     """Tokens in the store before the hub starts (so it requires them): user -> (token, id)."""
     path = tmp_path / "hub.json"
     path.write_text(json.dumps(cfg))

@@ -1,7 +1,7 @@
 """The hub's part of scheduled runs: the book the tools use, the inbox, and the firing loop it starts.
 
     hub.schedules.create(caller, {"task": "...", "at": "2026-12-02T10:00:00+01:00"})
-    hub.scheduler.stats          # planned, fired, done, failed, missed, retried, lost (for /metrics)
+    hub.scheduler.stats          # planned, fired, done, failed, missed, retried, lost, refused (for /metrics)
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ async def registered(http: httpx2.AsyncClient, served: Served) -> Raw:
     """A host registered as a public client that may ask for both scopes, ``mcp`` and ``admin``."""
     flow = Raw(http, served.url)
     answer = await http.post(f"{flow.base}/register", json={
-        "client_name": "Claude", "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none", "scope": "mcp admin",
-        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
+        "client_name": "Claude", "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none",
+        "scope": "mcp admin", "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
     assert answer.status_code == 201, answer.text
     flow.client_id = answer.json()["client_id"]
     return flow
@@ -112,7 +112,8 @@ async def test_a_demoted_admin_s_sign_in_loses_admin_on_the_next_call_and_its_re
         user_token, _ = await token(served.config, "root", "user")  # re-created as a plain user
         await cli(served.config, "token", "revoke", made["root"][1])
         failed, said = await vault_call(served, hers["access_token"])
-        assert failed and said == "unknown tool 'vault_echo'; call tools/list for the current names (each is prefixed by its server)"
+        assert failed and said == ("unknown tool 'vault_echo'; call tools/list for the current names (each is "
+                                   "prefixed by its server)")
         async with as_user(served.url, hers["access_token"]) as host:  # still signed in, as a plain user
             assert (await host.call_tool("alpha_echo", {"text": "hi"})).content[0].text == "hi"
             names = {t.name for t in (await host.list_tools()).tools}
@@ -169,5 +170,6 @@ async def test_a_token_taken_out_of_hub_json_ends_its_user_s_sign_ins_on_reload(
         await until(out, timeout=30)
         assert await flow.status(tokens["access_token"]) == 401
         renewed = await refresh(flow, tokens["refresh_token"])
-        assert renewed.status_code == 400 and "carol has no live hub token any more" in renewed.json()["error_description"]
+        assert renewed.status_code == 400
+        assert "carol has no live hub token any more" in renewed.json()["error_description"]
         assert await flow.status("dave-token-0123456789abcdef") == 200
