@@ -1,7 +1,9 @@
 """Who is calling: the local user on stdio, the owner of a bearer token on HTTP.
 
     token = new_token()                         # shown once; only token_hash(token) is stored
-    identity = await Authenticator(store, config_tokens).identify(token)
+    authenticator = Authenticator(store, config_tokens)
+    identity = await authenticator.identify(token)
+    role = await authenticator.role_now("alice")  # what her live tokens give today (None: none is live)
 
 The upstream turns the caller into the ``Identity`` of each request's ``CallContext`` (see
 ``hermes_hub.call``), so built-in tools and the audit never guess.

@@ -67,7 +67,7 @@ class Access:
     expires_at: datetime
 
 
-async def _no_token_check(user_id: str) -> str | None:  # a ``Grants`` without an authenticator: as approved
+async def _as_approved(user_id: str) -> str | None:  # a ``Grants`` given no ``role_now``: the approved role holds
     return ADMIN
 
 
@@ -77,7 +77,7 @@ def _days(lifetime: timedelta) -> str:
 
 
 class Grants:
-    def __init__(self, store: Store, role_now: RoleNow = _no_token_check, lifetime: timedelta = GRANT_LIFETIME) -> None:
+    def __init__(self, store: Store, role_now: RoleNow = _as_approved, lifetime: timedelta = GRANT_LIFETIME) -> None:
         self.store, self.role_now, self.lifetime = store, role_now, lifetime
 
     def ends_at(self, grant: OAuthGrantRecord) -> datetime:
