@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from hermes_hub.storage import open_store
 from tests.oauth.flow import CALLBACK, Raw
+from tests.postgres import new_database
 from tests.standing import CARD, cli, token, tokens_before_start
 from tests.support import Served, as_user, serve_process, toy, until
 
@@ -173,3 +174,18 @@ async def test_a_token_taken_out_of_hub_json_ends_its_user_s_sign_ins_on_reload(
         assert renewed.status_code == 400
         assert "carol has no live hub token any more" in renewed.json()["error_description"]
         assert await flow.status("dave-token-0123456789abcdef") == 200
+
+
+async def test_on_postgresql_too_a_revoked_hub_token_ends_the_sign_in_it_approved(pg_server, tmp_path):
+    cfg = {**config(), "storage": {"url": await new_database(pg_server)}}
+    made = await tokens_before_start(tmp_path, cfg, ("root", "admin"), ("alice", "user"))
+    async with serve_process(cfg, tmp_path) as served, httpx2.AsyncClient(timeout=30) as http:
+        flow = await registered(http, served)
+        hers = await signed_in(flow, made["root"][0], "mcp admin")
+        assert await vault_call(served, hers["access_token"]) == (False, CARD)
+        await cli(served.config, "token", "revoke", made["root"][1])
+        assert await flow.status(hers["access_token"]) == 401
+        renewed = await refresh(flow, hers["refresh_token"])
+        assert renewed.status_code == 400
+        assert "root has no live hub token any more" in renewed.json()["error_description"]
+        assert await flow.status(made["alice"][0]) == 200
