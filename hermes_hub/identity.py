@@ -1,7 +1,9 @@
 """Who is calling: the local user on stdio, the owner of a bearer token on HTTP.
 
     token = new_token()                         # shown once; only token_hash(token) is stored
-    identity = await Authenticator(store, config_tokens).identify(token)
+    authenticator = Authenticator(store, config_tokens)
+    identity = await authenticator.identify(token)
+    role = await authenticator.role_now("alice")  # what her live tokens give today (None: none is live)
 
 The upstream turns the caller into the ``Identity`` of each request's ``CallContext`` (see
 ``hermes_hub.call``), so built-in tools and the audit never guess.
@@ -59,7 +61,27 @@ class Authenticator:
 
     def __init__(self, store: Store | None, static: Iterable[StaticToken] = ()) -> None:
         self._store = store
+        self.use_static(static)
+
+    def use_static(self, static: Iterable[StaticToken]) -> None:
+        """hub.json's tokens, at start and after each reload: one taken out there opens nothing any more."""
         self._static = {token_hash(t.token): t for t in static}
+
+    async def role_now(self, user_id: str, *, external: bool = False) -> str | None:
+        """The role ``user_id``'s live hub tokens give today, whatever made them (hub.json or ``hermes-hub token
+        create``): admin when one of them says admin, else user; None when none is live (every one revoked,
+        or the user removed). An OAuth sign-in and a schedule act with no more than this.
+
+        ``external``: the hub also takes an identity provider's JWTs (``auth.issuer``), whose users it cannot
+        look up; one who never had a hub token is such a user, a plain user (one whose tokens were all
+        revoked stays None)."""
+        roles = {t.role for t in self._static.values() if t.user == user_id}
+        if ADMIN not in roles and self._store is not None:
+            stored = await self._store.list_tokens(user_id)
+            roles |= {t.role for t in stored if t.revoked_at is None}
+            if external and not roles and not stored:
+                return USER
+        return None if not roles else ADMIN if ADMIN in roles else USER
 
     async def enabled(self) -> bool:
         """True when any token exists: then HTTP callers must present one."""

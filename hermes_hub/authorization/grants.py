@@ -10,12 +10,19 @@ store every replica shares, so revoking a grant (``hermes-hub token revoke``, he
 replica) ends its tokens on their next request everywhere. A code works once: presenting it again
 revokes the grant it opened (RFC 6749 §10.5). Refresh tokens rotate: each works once, and one
 presented again (a stolen copy, or the original after the thief used it) revokes the grant too.
+
+A grant stands only while its person does (``standing``, on every access-token check and every
+refresh): it acts with no more than the role their live hub tokens give today (an admin demoted to a
+user loses ``admin`` on the next call), it opens nothing and refreshes no more once they have no live
+hub token (all revoked, or taken out of hub.json), and it ends ``lifetime`` after the consent
+(``auth.grant_lifetime_days``), however often it was refreshed.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,6 +39,8 @@ CODE_LIFETIME = timedelta(minutes=5)
 REQUEST_LIFETIME = timedelta(minutes=10)  # time a person has to approve on the consent page
 SCOPES = ("mcp", "admin")  # mcp: use the hub as yourself; admin: also an admin's rights, if you are one
 DEFAULT_SCOPES = ("mcp",)
+GRANT_LIFETIME = timedelta(days=90)  # auth.grant_lifetime_days: from the consent, refreshes or not
+RoleNow = Callable[[str], Awaitable[str | None]]  # a user's role from their live hub tokens; None: none is live
 
 
 class GrantRefused(Exception):
@@ -58,9 +67,38 @@ class Access:
     expires_at: datetime
 
 
+async def _as_approved(user_id: str) -> str | None:  # a ``Grants`` given no ``role_now``: the approved role holds
+    return ADMIN
+
+
+def _days(lifetime: timedelta) -> str:
+    days = lifetime.total_seconds() / 86400
+    return f"{days:g} day{'s' * (days != 1)}"
+
+
 class Grants:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, role_now: RoleNow = _as_approved, lifetime: timedelta = GRANT_LIFETIME) -> None:
+        self.store, self.role_now, self.lifetime = store, role_now, lifetime
+
+    def ends_at(self, grant: OAuthGrantRecord) -> datetime:
+        return grant.created_at + self.lifetime
+
+    async def standing(self, grant: OAuthGrantRecord) -> tuple[Identity, list[str]] | str:
+        """Who ``grant`` acts as now and with which scopes (capped at its person's role today), or why it
+        opens nothing any more (for the 401's description and the token endpoint's ``invalid_grant``)."""
+        if grant.revoked_at is not None:
+            return "this sign-in was revoked; sign in again"
+        if utcnow() >= self.ends_at(grant):
+            return (f"this sign-in ended: sign-ins last {_days(self.lifetime)} from the consent "
+                    f"(auth.grant_lifetime_days), however often they are refreshed; sign in again from your MCP host")
+        role = await self.role_now(grant.user_id)
+        if role is None:
+            return (f"this sign-in ended: {grant.user_id} has no live hub token any more (revoked, or taken out of "
+                    f"hub.json); an admin creates one with `hermes-hub token create {grant.user_id}`, then sign in "
+                    f"again")
+        admin = grant.role == ADMIN and role == ADMIN
+        scopes = [s for s in grant.scopes.split() if s != "admin" or admin]
+        return Identity(grant.user_id, ADMIN if admin else USER), scopes
 
     async def _put(self, kind: str, secret: str, grant_id: str | None, client_id: str, data: dict[str, Any],
                    lifetime: timedelta) -> None:
@@ -126,11 +164,14 @@ class Grants:
             raise GrantRefused(f"this {what} was already used; for safety every token it issued is now revoked. "
                                f"Sign in again from your MCP host")
 
-    async def issue(self, grant: OAuthGrantRecord) -> Issued:
+    async def issue(self, grant: OAuthGrantRecord, scopes: list[str]) -> Issued:
+        """A new access and refresh token pair for ``grant``, neither living past the grant's end."""
         access, refresh = ACCESS_PREFIX + secrets.token_urlsafe(32), REFRESH_PREFIX + secrets.token_urlsafe(32)
-        await self._put("access", access, grant.id, grant.client_id, {}, ACCESS_LIFETIME)
-        await self._put("refresh", refresh, grant.id, grant.client_id, {}, REFRESH_LIFETIME)
-        return Issued(access, refresh, int(ACCESS_LIFETIME.total_seconds()), grant.scopes.split())
+        left = max(self.ends_at(grant) - utcnow(), timedelta(0))
+        access_life, refresh_life = min(ACCESS_LIFETIME, left), min(REFRESH_LIFETIME, left)
+        await self._put("access", access, grant.id, grant.client_id, {}, access_life)
+        await self._put("refresh", refresh, grant.id, grant.client_id, {}, refresh_life)
+        return Issued(access, refresh, int(access_life.total_seconds()), scopes)
 
     async def revoke(self, grant_id: str) -> bool:
         return await self.store.revoke_oauth_grant(grant_id, at=utcnow())
@@ -145,7 +186,10 @@ class Grants:
         row, grant = found
         if grant.revoked_at is not None:
             return "this sign-in was revoked; sign in again"
-        if row.expires_at < utcnow():
+        if row.expires_at < utcnow() and utcnow() < self.ends_at(grant):
             return "access token expired; refresh it or sign in again"
-        return Access(Identity(grant.user_id, grant.role), grant.id, grant.client_id, grant.resource,
-                      grant.scopes.split(), row.expires_at)
+        standing = await self.standing(grant)
+        if isinstance(standing, str):
+            return standing
+        identity, scopes = standing
+        return Access(identity, grant.id, grant.client_id, grant.resource, scopes, row.expires_at)

@@ -123,20 +123,21 @@ class HubProvider:
         return await self._exchange(refresh_token.grant_id, refresh_token.token, "refresh token")
 
     async def _exchange(self, grant_id: str, secret: str, what: str) -> OAuthToken:
-        """Spend a code or refresh token of a live grant (a second use revokes it) for a new token pair."""
+        """Spend a code or refresh token of a grant that still stands (a second use revokes it) for a new
+        token pair, with no more than its person's role today (``Grants.standing``)."""
         grant = await self.grants.store.find_oauth_grant(grant_id)
         try:
             if grant is None:
                 raise GrantRefused("this sign-in was revoked; sign in again")
-            await self.grants.spend(secret, grant, what)
+            standing = await self.grants.standing(grant)
+            if isinstance(standing, str) and grant.revoked_at is None:
+                raise GrantRefused(standing)
+            await self.grants.spend(secret, grant, what)  # a replay says so, even of a grant it just revoked
+            if isinstance(standing, str):
+                raise GrantRefused(standing)
         except GrantRefused as e:
             raise TokenError("invalid_grant", str(e)) from None
-        return await self._tokens(grant.id)
-
-    async def _tokens(self, grant_id: str) -> OAuthToken:
-        grant = await self.grants.store.find_oauth_grant(grant_id)
-        assert grant is not None
-        issued = await self.grants.issue(grant)
+        issued = await self.grants.issue(grant, standing[1])
         return OAuthToken(access_token=issued.access_token, token_type="Bearer", expires_in=issued.expires_in,
                           refresh_token=issued.refresh_token, scope=" ".join(issued.scopes) or None)
 

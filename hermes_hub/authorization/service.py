@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from hermes_hub.authorization.clients import Clients
 from hermes_hub.authorization.grants import Grants
 from hermes_hub.authorization.idp import ExternalIssuer
@@ -24,9 +26,14 @@ def endpoint_paths(config: HubConfig) -> list[str]:
 class Authorization:
     def __init__(self, store: Store, authenticator: Authenticator, config: HubConfig) -> None:
         auth = config.auth
-        self.grants = Grants(store)
+        self.grants = Grants(store, authenticator.role_now)  # a sign-in stands while its person's hub token does
+        self.use(config)
         self.clients = Clients(store, private=auth.client_metadata_private)
         self.paths = endpoint_paths(config)
         self.provider = HubProvider(self.grants, self.clients, self.paths)
         external = ExternalIssuer(auth.issuer, auth.audience, auth.user_claim) if auth.issuer and auth.audience else None
         self.verifier = Verifier(authenticator, self.grants, external)
+
+    def use(self, config: HubConfig) -> None:
+        """The settings a reload may change: how long a sign-in lasts (``auth.grant_lifetime_days``)."""
+        self.grants.lifetime = timedelta(days=config.auth.grant_lifetime_days)

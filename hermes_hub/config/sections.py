@@ -168,6 +168,8 @@ class AuthSection(_Strict):
     audience: str | None = None  # the `aud` those tokens must carry (required with issuer)
     user_claim: Literal["sub", "email"] = "sub"  # the claim that names the hub user
     client_metadata_private: bool = False  # fetch client ID metadata documents from loopback/private addresses
+    # days an OAuth sign-in of a host lasts from its consent, however often it refreshes; then sign in again
+    grant_lifetime_days: float = Field(90.0, gt=0, le=3650)
 
     @field_validator("issuer")
     @classmethod

@@ -48,7 +48,7 @@ from hermes_hub.hub.parts import Parts
 from hermes_hub.events import Bus, ServerStateChanged
 from hermes_hub.hub.reports import Reports
 from hermes_hub.hub.scheduling import Scheduling
-from hermes_hub.identity import ADMIN, IDENTITY_KEY, local_user_name
+from hermes_hub.identity import ADMIN, IDENTITY_KEY, StaticToken, local_user_name
 from hermes_hub.masking import Masker
 from hermes_hub.pipeline import Pipeline, Step
 from hermes_hub.pipeline.approval import ApprovalStep, Rules
@@ -261,6 +261,10 @@ class Hub(Parts, Reports):
         async with self._reload_lock:
             changes = await self.pool.apply(config)
             self.config, self.pins.mode = config, config.hub.pin
+            if self._services is not None:  # hub.json's tokens: one taken out opens nothing, nor its user's sign-ins
+                self.authenticator.use_static(StaticToken(t.token, t.user, t.role) for t in config.auth.tokens)
+                if self.services.authorization is not None:
+                    self.services.authorization.use(config)
             self.catalog.mounts = self._mounts()
             self.catalog.max_result_bytes = config.hub.max_result_bytes
             self.catalog.pipeline.steps = tuple(self._pipeline(config))

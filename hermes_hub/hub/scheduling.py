@@ -1,7 +1,7 @@
 """The hub's part of scheduled runs: the book the tools use, the inbox, and the firing loop it starts.
 
     hub.schedules.create(caller, {"task": "...", "at": "2026-12-02T10:00:00+01:00"})
-    hub.scheduler.stats          # planned, fired, done, failed, missed, retried, lost (for /metrics)
+    hub.scheduler.stats          # planned, fired, done, failed, missed, retried, lost, refused (for /metrics)
 """
 
 from __future__ import annotations
@@ -45,18 +45,21 @@ class Scheduling:
         cfg = self.hub.config.schedules
         return cfg.notify_users.get(user_id) or cfg.notify
 
-    def role_now(self, user_id: str) -> str | None:
+    async def role_now(self, user_id: str) -> str | None:
+        """The role ``user_id``'s live credentials give today: the local user (stdio) is an admin; anyone else
+        has what their live hub tokens say, wherever they were made (None: none is live, runs are refused);
+        with ``auth.issuer``, one who never had a hub token is the identity provider's, a plain user."""
         if user_id == self.hub.local.user_id:
             return ADMIN
-        roles = {t.role for t in self.hub.config.auth.tokens if t.user == user_id}
-        return None if not roles else (ADMIN if roles == {ADMIN} else "user")
+        return await self.hub.authenticator.role_now(user_id, external=self.hub.config.auth.issuer is not None)
 
     async def new_session(self, user_id: str, session_id: str) -> object:
         return await self.hub.sessions.get(user_id, session_id)
 
     def start(self, loops: Any) -> Scheduler:
         hub = self.hub
-        fire = agent_fire(hub._agent, lambda: hub.config, lambda: hub.sessions, lambda: hub.store, self.role_now)
+        fire = agent_fire(hub._agent, lambda: hub.config, lambda: hub.sessions, lambda: hub.store, self.role_now,
+                          hub.audit_action)
         self.scheduler = Scheduler(hub.store, self.clock, fire, settings=lambda: hub.config.schedules,
                                    inbox=self.inbox, trace_uri=self.trace_uri)
         self.book.changed = self.scheduler.wake

@@ -49,6 +49,10 @@ class RunFailed(Exception):
         self.fields = fields
 
 
+class RunRefused(RunFailed):
+    """The occurrence may not run at all (its person has no live credential): ``failed`` at once, not retried."""
+
+
 def iso(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
 
@@ -63,7 +67,8 @@ class Scheduler(QueueWorker):
         self.store, self.clock, self.fire, self.settings, self.inbox = store, clock, fire, settings, inbox
         self.trace_uri = trace_uri
         self.owner = "sched_" + secrets.token_hex(6)
-        self.stats: dict[str, int] = {k: 0 for k in ("planned", "fired", "done", "failed", "missed", "retried", "lost")}
+        self.stats: dict[str, int] = {k: 0 for k in ("planned", "fired", "done", "failed", "missed", "retried", "lost",
+                                                     "refused")}
         self.latency: list[float] = []  # seconds from each run's due time to its start (the newest 1000)
         self._tg: Any = None
         self._soonest: float | None = None  # the next fire time of an occurrence this replica planned or retries
@@ -148,6 +153,11 @@ class Scheduler(QueueWorker):
             await self.store.finish_occurrence(o.occurrence_id, self.owner, "pending", {}, self.clock.now(),
                                                retry_at=self.clock.now() + BUSY_WAIT, again=True)
             self._soon(self.clock.now() + BUSY_WAIT)
+            return
+        except RunRefused as e:
+            log.warning("schedule %s of %s: run %d %s", s.schedule_id, s.user_id, o.occurrence_id, e)
+            self.stats["refused"] += 1
+            await self._end(o, "failed", {**e.fields, "error": str(e)})
             return
         except Exception as e:  # noqa: BLE001 - a failed run is retried or reported, never silent
             fields = getattr(e, "fields", {})
