@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import anyio
 import mcp.types as types
 
-from hermes_hub.aggregation import apps
+from hermes_hub.aggregation import apps, reserved
 from hermes_hub.aggregation.namespace import name_problem
 from hermes_hub.aggregation.shaping import Withheld, refusal, shaped
 from hermes_hub.aggregation.mounts import Collision, Entry, Mount  # Mount, Entry: re-exported
@@ -134,7 +134,7 @@ class Catalog:
             collisions.append(Collision(kind, public, index[public].mount.source.name, m.source.name))
             return
         key = "uri_template" if kind == "template" else "uri" if kind == "resource" else "name"
-        meta = {**(item.meta or {}), ORIGIN_META: {"server": m.source.name, key: original}}
+        meta = {**(reserved.scrub(item.meta) or {}), ORIGIN_META: {"server": m.source.name, key: original}}
         update: dict[str, Any] = {key: public, "meta": meta}
         if len(description := getattr(item, "description", None) or "") > MAX_DESCRIPTION_CHARS:
             update["description"] = (f"{description[:MAX_DESCRIPTION_CHARS]} … [hermes-hub: cut from "
@@ -230,9 +230,7 @@ class Catalog:
                     return error_result(policy.explain(e, entry.item, entry.original, attempt))
                 log.info("retrying %s in %gs: %s", name, policy.delay(attempt, e), failed)
                 await anyio.sleep(policy.delay(attempt, e))
-        if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
-            result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
-                                                        if k != types.SERVER_INFO_META_KEY} or None})
+        result = reserved.tool_result(result)  # the hub's and the protocol's _meta keys are not the server's to set
         if isinstance(result, types.InputRequiredResult):  # a round of questions for the host
             return result
         return fit_result(apps.tool_result(result, entry.mount.namespace), self.max_result_bytes)
@@ -247,7 +245,7 @@ class Catalog:
         mount, original = self.route_uri(uri)
         if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
-        return apps.read_result(await mount.source.read_resource(original, ctx), mount.namespace)
+        return apps.read_result(reserved.read_result(await mount.source.read_resource(original, ctx)), mount.namespace)
 
     async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]],
                         ctx: CallContext) -> None:
@@ -277,8 +275,8 @@ class Catalog:
             if waiting := self._not_ready_owner(name, ctx.caller):
                 raise waiting
             raise UnknownName("prompt", name, "call prompts/list for the current names")
-        return apps.prompt_result(await entry.mount.source.get_prompt(entry.original, arguments, ctx),
-                                  entry.mount.namespace)
+        got = reserved.prompt_result(await entry.mount.source.get_prompt(entry.original, arguments, ctx))
+        return apps.prompt_result(got, entry.mount.namespace)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
                        ctx: CallContext) -> types.CompleteResult:
