@@ -1,0 +1,87 @@
+"""Issue 30, item 9: one user's listing of a per_user server is shown to nobody else. The server (the account
+fixture) lists a tool named after its account (``send_to_acme_payroll___cfo_office`` for ana's CRM token);
+through a served hub with ``hub.pin: auto``, ana sees and calls hers, while bob (no secret, no connection) and
+root (an admin) see only the listing of the credential-free probe, cannot reach ana's tool, and no pin stores
+ana's account-specific name or description."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.peruser.test_accounts import TOKENS, set_secret
+from tests.support import PROJECT, as_user, serve_process, tool_names, until
+
+pytestmark = pytest.mark.anyio
+ACME = "acme_payroll___cfo_office"
+ANAS = f"{ACME}@ana-token-AAAA-1111-zzzz"  # her CRM token: the part before @ names her account
+PROBED = {"crm_whoami", "crm_note", "crm_notes"}  # what the server lists without any credentials
+
+
+def config(tmp_path: Path) -> dict[str, Any]:
+    return {"mcpServers": {"crm": {"command": sys.executable, "args": ["-m", "tests.fixtures.account_server"],
+                                   "cwd": str(PROJECT), "env": {"ACCOUNT_TOKEN": "${secret:acct}"},
+                                   "per_user": True}},
+            "hub": {"pin": "auto"}, "memory": {"embedder": "none"},
+            "storage": {"url": f"sqlite:///{tmp_path / 'hub.db'}"},
+            "auth": {"tokens": [{"token": t, "user": u, "role": "admin" if u == "root" else "user"}
+                                for u, t in TOKENS.items()]}}
+
+
+async def listing(url: str, user: str) -> dict[str, Any]:
+    """What ``user``'s host is listed: tool names, and every list as JSON (to look for ana's account in)."""
+    async with as_user(url, TOKENS[user]) as host:
+        tools = await host.list_tools(cache_mode="refresh")
+        everything = [tools, await host.list_resources(), await host.list_resource_templates(),
+                      await host.list_prompts()]
+        status = await host.call_tool("hermes_hub_status", {})
+    dumped = json.dumps([r.model_dump(mode="json") for r in everything]) + json.dumps(status.model_dump(mode="json"))
+    return {"names": {t.name for t in tools.tools}, "json": dumped}
+
+
+async def call(url: str, user: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    async with as_user(url, TOKENS[user]) as host:
+        result = await host.call_tool(name, arguments)
+    return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def pins(db: Path) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT * FROM tool_pins").fetchall()
+
+
+async def test_a_users_own_listing_is_hers_alone_and_pins_hold_only_the_credential_free_one(tmp_path):
+    path = tmp_path / "hub.json"
+    path.write_text(json.dumps(config(tmp_path)))
+    await set_secret(path, "ana", ANAS)
+    async with serve_process(config(tmp_path), tmp_path) as served:
+        assert PROBED <= (await listing(served.url, "bob"))["names"]  # the probe's listing, for everyone
+        started = await call(served.url, "ana", "crm_whoami", {})  # her connection starts
+        assert started[0] is False, started
+
+        async def hers() -> bool:
+            async with as_user(served.url, TOKENS["ana"]) as host:
+                return f"crm_send_to_{ACME}" in await tool_names(host)
+
+        await until(hers, timeout=30, every=0.1)
+        sent = await call(served.url, "ana", f"crm_send_to_{ACME}", {"amount": "10"})
+        bob, root = await listing(served.url, "bob"), await listing(served.url, "root")
+        bob_calls = await call(served.url, "bob", f"crm_send_to_{ACME}", {"amount": "10"})
+        root_calls = await call(served.url, "root", f"crm_send_to_{ACME}", {"amount": "10"})
+        ana_again = await listing(served.url, "ana")  # after others listed: still hers (no list kept across users)
+        await until(lambda: {r[1] for r in pins(tmp_path / "hub.db") if r[0] == "crm"} >= {"whoami"}, timeout=30)
+        pinned = pins(tmp_path / "hub.db")
+    assert sent == (False, "sent 10 from acme_payroll___cfo_office")
+    assert f"crm_send_to_{ACME}" in ana_again["names"] and PROBED <= ana_again["names"]
+    for seen in (bob, root):  # the listing of a connection made without credentials, never ana's
+        assert PROBED <= seen["names"] and ACME not in seen["json"] and "acme" not in seen["json"].lower()
+    assert bob_calls[0] and "connect your account" in bob_calls[1] and "acme" not in bob_calls[1]
+    assert root_calls[0] and "connect your account" in root_calls[1]  # his own connection: needs his secret
+    crm = sorted(r[1] for r in pinned if r[0] == "crm")
+    assert crm == ["note", "notes", "whoami"]  # pinned: the probe's tools only
+    assert "acme" not in json.dumps(pinned, default=str).lower()
