@@ -1,6 +1,7 @@
 """Issue 30, item 9: one user's listing of a per_user server is shown to nobody else. The server (the account
 fixture) lists a tool named after its account (``send_to_acme_payroll___cfo_office`` for ana's CRM token);
-through a served hub with ``hub.pin: auto``, ana sees and calls hers, while bob (no secret, no connection) and
+through a served hub with ``hub.pin: auto``, ana sees and calls hers (and reads her resource, gets her
+prompt), while bob (no secret, no connection) and
 root (an admin) see only the listing of the credential-free probe, cannot reach ana's tool, and no pin stores
 ana's account-specific name or description."""
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import MCPError
 
 from tests.peruser.test_accounts import TOKENS, set_secret
 from tests.support import PROJECT, as_user, serve_process, tool_names, until
@@ -50,6 +52,17 @@ async def call(url: str, user: str, name: str, arguments: dict[str, Any]) -> tup
     return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
 
 
+async def refused(url: str, user: str, uri: str, prompt: str) -> tuple[str, str]:
+    """What ``user`` is told reading ``uri`` and getting ``prompt``."""
+    said = []
+    async with as_user(url, TOKENS[user]) as host:
+        for attempt in (host.read_resource(uri), host.get_prompt(prompt, {})):
+            with pytest.raises(MCPError) as err:
+                await attempt
+            said.append(err.value.message)
+    return said[0], said[1]
+
+
 def pins(db: Path) -> list[tuple[Any, ...]]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         return conn.execute("SELECT * FROM tool_pins").fetchall()
@@ -70,6 +83,11 @@ async def test_a_users_own_listing_is_hers_alone_and_pins_hold_only_the_credenti
 
         await until(hers, timeout=30, every=0.1)
         sent = await call(served.url, "ana", f"crm_send_to_{ACME}", {"amount": "10"})
+        async with as_user(served.url, TOKENS["ana"]) as host:  # her resource and prompt, routed by her listing
+            [mine] = [r for r in (await host.list_resources()).resources if r.name == f"statement_{ACME}"]
+            read = await host.read_resource(mine.uri)
+            prompt = await host.get_prompt(f"crm_brief_{ACME}", {})
+        bob_reads, bob_prompts = await refused(served.url, "bob", mine.uri, f"crm_brief_{ACME}")
         bob, root = await listing(served.url, "bob"), await listing(served.url, "root")
         bob_calls = await call(served.url, "bob", f"crm_send_to_{ACME}", {"amount": "10"})
         root_calls = await call(served.url, "root", f"crm_send_to_{ACME}", {"amount": "10"})
@@ -77,6 +95,10 @@ async def test_a_users_own_listing_is_hers_alone_and_pins_hold_only_the_credenti
         await until(lambda: {r[1] for r in pins(tmp_path / "hub.db") if r[0] == "crm"} >= {"whoami"}, timeout=30)
         pinned = pins(tmp_path / "hub.db")
     assert sent == (False, "sent 10 from acme_payroll___cfo_office")
+    assert read.contents[0].text == f"the statement of {ACME}"
+    assert prompt.messages[0].content.text == f"Brief me on {ACME}."
+    assert "connect your account" in bob_reads  # his read goes to his own connection, which he has not made
+    assert bob_prompts == f"unknown prompt 'crm_brief_{ACME}'; call prompts/list for the current names"
     assert f"crm_send_to_{ACME}" in ana_again["names"] and PROBED <= ana_again["names"]
     for seen in (bob, root):  # the listing of a connection made without credentials, never ana's
         assert PROBED <= seen["names"] and ACME not in seen["json"] and "acme" not in seen["json"].lower()
