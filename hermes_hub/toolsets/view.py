@@ -183,8 +183,9 @@ class View:
     def tools_changed(self) -> bool:
         """Whether the tools in this view (for anyone) changed since last asked: its list_changed."""
         scope = self.scope()
-        fp = hash(tuple((n, e.item.description, json.dumps(e.item.input_schema, sort_keys=True))
-                        for n, e in self.catalog.tools.items() if scope.admits(e, n)))
+        fp = hash((tuple((n, e.item.description, json.dumps(e.item.input_schema, sort_keys=True))
+                         for n, e in self.catalog.tools.items() if scope.admits(e, n)),
+                   personal.fingerprint(self.catalog.mounts)))  # a user's own listing came, went or changed
         changed, self._fingerprint = fp != self._fingerprint, fp
         return changed
 
