@@ -13,8 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import mcp.types as types
 import pytest
-from mcp import MCPError
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.peruser.test_accounts import TOKENS, set_secret
 from tests.support import PROJECT, as_user, serve_process, tool_names, until
@@ -74,14 +77,19 @@ async def test_a_users_own_listing_is_hers_alone_and_pins_hold_only_the_credenti
     await set_secret(path, "ana", ANAS)
     async with serve_process(config(tmp_path), tmp_path) as served:
         assert PROBED <= (await listing(served.url, "bob"))["names"]  # the probe's listing, for everyone
-        started = await call(served.url, "ana", "crm_whoami", {})  # her connection starts
-        assert started[0] is False, started
+        changes: list[str] = []
 
-        async def hers() -> bool:
-            async with as_user(served.url, TOKENS["ana"]) as host:
-                return f"crm_send_to_{ACME}" in await tool_names(host)
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changes.append("tools")
 
-        await until(hers, timeout=30, every=0.1)
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKENS['ana']}"}, timeout=30)
+        async with http, Client(streamable_http_client(served.url, http_client=http), mode="legacy",
+                                message_handler=on_message) as ana:
+            started = await ana.call_tool("crm_whoami", {})  # her connection starts
+            assert not started.is_error, started
+            await until(lambda: changes, timeout=30)  # her host hears that her list changed, and lists it
+            assert f"crm_send_to_{ACME}" in await tool_names(ana)
         sent = await call(served.url, "ana", f"crm_send_to_{ACME}", {"amount": "10"})
         async with as_user(served.url, TOKENS["ana"]) as host:  # her resource and prompt, routed by her listing
             [mine] = [r for r in (await host.list_resources()).resources if r.name == f"statement_{ACME}"]
