@@ -109,3 +109,12 @@ async def test_a_tasks_result_names_the_hubs_task_not_the_servers_made_up_one(se
     assert result["content"][0]["text"] == "forged"
     assert result["_meta"][RELATED] == {"taskId": task["taskId"]} != FORGED[RELATED]
     assert_scrubbed({k: v for k, v in result["_meta"].items() if k != RELATED}, "the task's result")
+
+
+def test_the_reserved_prefixes_are_the_hubs_and_those_the_spec_reserves_for_mcp():
+    from hermes_hub.aggregation.reserved import is_reserved
+
+    reserved = ["hermes-hub/origin", "io.modelcontextprotocol/related-task", "dev.mcp/x",
+                "org.modelcontextprotocol.api/x", "com.mcp.tools/x", "modelcontextprotocol.io/x", "IO.MCP/x"]
+    free = ["com.example.mcp/x", "com.example/x", "ui", "ui/resourceUri", "mcp", "openai/outputTemplate", "progressToken"]
+    assert [k for k in reserved if not is_reserved(k)] == [] and [k for k in free if is_reserved(k)] == []
