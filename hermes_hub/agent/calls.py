@@ -159,7 +159,7 @@ class Calls:
         """The person said yes to the run's question: the gateway's approval (``guards.approve``) of exactly
         this call is that yes, so they are asked once, not twice."""
         step = approval_of(self.tools.catalog.pipeline)
-        entry = self.tools.catalog.tools.get(call.name)
+        entry = self.tools.catalog.index_of(self.ctx.caller).tools.get(call.name)  # their own listing, if any
         if step is not None and entry is not None and step.rules.needs(call.name, entry.item):
             await step.book.grant(self.ctx.caller, call.name, entry.mount.source.name, call.arguments, via="agent")
 

@@ -19,8 +19,8 @@ from typing import Any, Protocol
 import anyio
 import mcp.types as types
 
-from hermes_hub.aggregation import apps
-from hermes_hub.aggregation.namespace import name_problem
+from hermes_hub.aggregation import apps, listing, personal, reserved
+from hermes_hub.aggregation.listing import MAX_DESCRIPTION_CHARS, ORIGIN_META  # noqa: F401 - re-exported
 from hermes_hub.aggregation.shaping import Withheld, refusal, shaped
 from hermes_hub.aggregation.mounts import Collision, Entry, Mount  # Mount, Entry: re-exported
 from hermes_hub.aggregation.suggestions import did_you_mean
@@ -30,11 +30,6 @@ from hermes_hub.pipeline import Call, Pipeline
 from hermes_hub.errors import DownstreamError, HubError, ServerNotReady, UnknownName
 
 log = logging.getLogger("hermes_hub.catalog")
-
-ORIGIN_META = "hermes-hub/origin"
-# A description past this is served cut, with a marker: no host reads megabytes of it, some cannot
-# (the SDK's client refuses an SSE event over 1 MB), and everything the hub derives grows with it.
-MAX_DESCRIPTION_CHARS = 16_000
 
 
 class Outcome(Protocol):
@@ -82,78 +77,68 @@ class Catalog:
         self.withheld: Withheld = {}  # pinned tools whose definition changed: not listed, not callable
         self._fingerprints: dict[str, int] = {}
         self._tool_list: list[types.Tool] = []
+        self._shared = listing.Index()
+        self._personal: dict[str, tuple[Any, listing.Index]] = {}  # user -> (what it was built from, their index)
         self.generation = 0  # bumped by every rebuild: what was derived from the lists may be stale
 
     # -- building --------------------------------------------------------------------------
 
     def rebuild(self) -> set[str]:
         """Recompute the index from ready sources; return the kinds whose public lists changed."""
-        tools: dict[str, Entry] = {}
-        prompts: dict[str, Entry] = {}
-        resources: dict[str, Entry] = {}
-        templates: dict[str, Entry] = {}
-        collisions: list[Collision] = []
-        warnings: list[str] = []
-        withheld: Withheld = {}
-        for m in self.mounts:
-            if not m.source.ready:
-                continue
-            src, ns = m.source, m.namespace
-            for tool in src.tools:
-                if m.tool_filter(tool.name) and (served := shaped(m, tool, withheld)):
-                    self._add(tools, "tool", m, tool.name, ns.name(tool.name), served, collisions, warnings)
-            warnings += m.overrides.unknown(src.tools, m.config_path)
-            for prompt in src.prompts:
-                self._add(prompts, "prompt", m, prompt.name, ns.name(prompt.name), apps.with_meta(prompt, ns),
-                          collisions, warnings)
-            for res in src.resources:
-                self._add(resources, "resource", m, res.uri, ns.uri(res.uri), res, collisions)
-            for tpl in src.templates:
-                self._add(templates, "template", m, tpl.uri_template, ns.uri(tpl.uri_template), tpl, collisions)
-        for c in set(collisions) - set(self.collisions):
+        built = listing.build(self.mounts, lambda m: m.source if m.source.ready else None, shaped)
+        for c in set(built.collisions) - set(self.collisions):
             log.warning("%s name '%s' is offered by '%s' and '%s'; '%s' wins. Fix: %s",
                         c.kind, c.public, c.winner, c.loser, c.winner, c.fix)
-        for w in set(warnings) - set(self.name_warnings):
+        for w in set(built.warnings) - set(self.name_warnings):
             log.warning("%s", w)
-        self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
-        self.collisions, self.name_warnings, self.withheld = collisions, warnings, withheld
-        self._tool_list = [e.item for e in tools.values()]
+        self._shared = built
+        self.tools, self.prompts, self.resources, self.templates = (built.tools, built.prompts, built.resources,
+                                                                    built.templates)
+        self.collisions, self.name_warnings, self.withheld = built.collisions, built.warnings, built.withheld
+        self._tool_list = built.tool_list
+        self._personal.clear()
         self.generation += 1
         changed = set()
-        for kind, index in (("tools", tools), ("prompts", prompts), ("resources", resources | templates)):
+        for kind, index in (("tools", built.tools), ("prompts", built.prompts),
+                            ("resources", built.resources | built.templates)):
             fp = hash(tuple((k, json.dumps(e.item.model_dump(mode="json"), sort_keys=True)) for k, e in index.items()))
             if self._fingerprints.get(kind) != fp:
                 changed.add(kind)
                 self._fingerprints[kind] = fp
+        if self._fingerprints.get("own") != (own := personal.fingerprint(self.mounts)):  # a user's own listing
+            changed |= {"tools", "prompts", "resources"}  # (their host lists again; others see the same)
+            self._fingerprints["own"] = own
         return changed
 
-    @staticmethod
-    def _add(index: dict[str, Entry], kind: str, m: Mount, original: str, public: str, item: Any,
-             collisions: list[Collision], warnings: list[str] | None = None) -> None:
-        if public in index:
-            collisions.append(Collision(kind, public, index[public].mount.source.name, m.source.name))
-            return
-        key = "uri_template" if kind == "template" else "uri" if kind == "resource" else "name"
-        meta = {**(item.meta or {}), ORIGIN_META: {"server": m.source.name, key: original}}
-        update: dict[str, Any] = {key: public, "meta": meta}
-        if len(description := getattr(item, "description", None) or "") > MAX_DESCRIPTION_CHARS:
-            update["description"] = (f"{description[:MAX_DESCRIPTION_CHARS]} … [hermes-hub: cut from "
-                                     f"{len(description):,} characters]")
-            if warnings is not None:
-                warnings.append(f"{kind} '{public}' has a description of {len(description):,} characters; the hub "
-                                f"serves its first {MAX_DESCRIPTION_CHARS:,} (shorten it in server '{m.source.name}')")
-        index[public] = Entry(m, original, item.model_copy(update=update))
-        if warnings is not None and (why := name_problem(public)):
-            fix = f"set {m.config_path}.prefix to something shorter" if m.config_path else "shorten hub.prefix"
-            warnings.append(f"{kind} name '{public}' {why}; {fix}")
+    def listing_key(self, caller: Identity) -> str | None:
+        """Who ``caller``'s lists are particular to: their user id while they have a listing of their own, else
+        None (what they see is what everyone of their role sees)."""
+        return caller.user_id if personal.own_lists(self.mounts, caller.user_id) else None
+
+    def index_of(self, caller: Identity) -> listing.Index:
+        """What ``caller`` is listed and routed by: the shared index, or, when they have their own connection of
+        a ``per_user`` server, one where that server's part is their connection's lists (never another user's,
+        never pinned: ``personal``)."""
+        own = personal.own_lists(self.mounts, caller.user_id)
+        if not own:
+            return self._shared
+        key = (self.generation, tuple((i, id(c)) for i, c in own.items()))
+        if (cached := self._personal.get(caller.user_id)) is not None and cached[0] == key:
+            return cached[1]
+        built = personal.build(self.mounts, own, self.withheld)
+        if len(self._personal) >= personal.MAX_CACHED:
+            self._personal.clear()
+        self._personal[caller.user_id] = (key, built)
+        return built
 
     # -- listing ---------------------------------------------------------------------------
 
     def list_tools(self, caller: Identity) -> list[types.Tool]:
         """The tools ``caller`` may use (and so may see)."""
-        if require_identity(caller).is_admin:
-            return self._tool_list
-        return [e.item for e in self.tools.values() if e.mount.offers(e.original, caller)]
+        index = self.index_of(require_identity(caller))
+        if caller.is_admin:
+            return self._tool_list if index is self._shared else index.tool_list
+        return [e.item for e in index.tools.values() if e.mount.offers(e.original, caller)]
 
     def token_estimate(self, tools: Sequence[types.Tool] | None = None) -> int:
         """Roughly what ``tools`` (default: the whole list) cost a host's context (4 characters a token)."""
@@ -177,9 +162,9 @@ class Catalog:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Route a call for ``ctx.caller``. Failures a model can act on come back as ``isError``
         results; progress, log messages and questions from the server go back through ``ctx``."""
-        require(ctx)
+        tools = self.index_of(require(ctx).caller).tools
         # an app calls its server's tools by their own names (aggregation/apps.py)
-        entry = self.tools.get(name) or apps.own_name(self.tools.values(), name, ctx.in_scope)
+        entry = tools.get(name) or apps.own_name(tools.values(), name, ctx.in_scope) or self._unlisted(name, ctx)
         if entry is not None and not entry.mount.offers(entry.original, ctx.caller):
             entry = None  # a tool the caller may not use does not exist for them
         async with self.auditor(caller=ctx.caller, tool=name, server=entry.mount.source.name if entry else None,
@@ -230,9 +215,7 @@ class Catalog:
                     return error_result(policy.explain(e, entry.item, entry.original, attempt))
                 log.info("retrying %s in %gs: %s", name, policy.delay(attempt, e), failed)
                 await anyio.sleep(policy.delay(attempt, e))
-        if result.meta and types.SERVER_INFO_META_KEY in result.meta:  # keep the hub's own identity upstream
-            result = result.model_copy(update={"meta": {k: v for k, v in result.meta.items()
-                                                        if k != types.SERVER_INFO_META_KEY} or None})
+        result = reserved.tool_result(result)  # the hub's and the protocol's _meta keys are not the server's to set
         if isinstance(result, types.InputRequiredResult):  # a round of questions for the host
             return result
         return fit_result(apps.tool_result(result, entry.mount.namespace), self.max_result_bytes)
@@ -242,18 +225,22 @@ class Catalog:
         require_identity(caller)
         return [e.item for e in index.values() if e.mount.serves(caller)]
 
+    def listed(self, kind: str, caller: Identity) -> list[Any]:
+        """``caller``'s ``kind`` ("resources", "templates", "prompts"), their own listings included (``index_of``)."""
+        return self.visible(getattr(self.index_of(require_identity(caller)), kind), caller)
+
     async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
         require(ctx)
-        mount, original = self.route_uri(uri)
+        mount, original = self.route_uri(uri, ctx.caller)
         if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
-        return apps.read_result(await mount.source.read_resource(original, ctx), mount.namespace)
+        return apps.read_result(reserved.read_result(await mount.source.read_resource(original, ctx)), mount.namespace)
 
     async def subscribe(self, uri: str, watcher: Hashable, notify: Callable[[], Awaitable[None]],
                         ctx: CallContext) -> None:
         """Subscribe ``watcher`` to the resource ``uri``; ``notify`` runs when its server reports an update."""
         require(ctx)
-        mount, original = self.route_uri(uri)
+        mount, original = self.route_uri(uri, ctx.caller)
         if not mount.serves(ctx.caller):
             raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")
         subscribe = getattr(mount.source, "subscribe_resource", None)
@@ -263,37 +250,50 @@ class Catalog:
         await subscribe(original, watcher, notify, **getattr(mount.source, "subscriber", lambda ctx: {})(ctx))
 
     async def unsubscribe(self, uri: str, watcher: Hashable) -> None:
-        mount, original = self.route_uri(uri)
+        mount, original = self._route(uri, self._shared)  # per_user servers offer no subscriptions
         if unsubscribe := getattr(mount.source, "unsubscribe_resource", None):
             await unsubscribe(original, watcher)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None,
                          ctx: CallContext) -> types.GetPromptResult:
-        require(ctx)
-        entry = self.prompts.get(name)
+        entry = self.index_of(require(ctx).caller).prompts.get(name)
         if entry is not None and not entry.mount.serves(ctx.caller):
             entry = None
         if entry is None:
             if waiting := self._not_ready_owner(name, ctx.caller):
                 raise waiting
             raise UnknownName("prompt", name, "call prompts/list for the current names")
-        return apps.prompt_result(await entry.mount.source.get_prompt(entry.original, arguments, ctx),
-                                  entry.mount.namespace)
+        got = reserved.prompt_result(await entry.mount.source.get_prompt(entry.original, arguments, ctx))
+        return apps.prompt_result(got, entry.mount.namespace)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
                        ctx: CallContext) -> types.CompleteResult:
         caller = require(ctx).caller
+        index = self.index_of(caller)
         if isinstance(ref, types.PromptReference):
-            entry = self.prompts.get(ref.name)
+            entry = index.prompts.get(ref.name)
             if entry is None or not entry.mount.serves(caller):
                 raise UnknownName("prompt", ref.name)
             new_ref: Any = ref.model_copy(update={"name": entry.original})
         else:
-            entry = self.templates.get(ref.uri)
+            entry = index.templates.get(ref.uri)
             if entry is None or not entry.mount.serves(caller):
                 raise UnknownName("resource template", ref.uri)
             new_ref = ref.model_copy(update={"uri": entry.original})
         return await entry.mount.source.complete(new_ref, argument, context, ctx)
+
+    def _unlisted(self, name: str, ctx: CallContext) -> Entry | None:
+        """A name of a ``per_user`` server the caller sees nothing of yet (its shared listing is empty or lacks
+        it, and they have no connection of theirs): their own connection answers, or says to connect."""
+        index = self.index_of(ctx.caller)
+        for i, m in enumerate(self.mounts):
+            original = m.namespace.original(name) if m.namespace.prefix else None  # unprefixed: every name would be
+            if (original is not None and personal.is_per_user(m) and m.source.ready and i not in index.own
+                    and m.tool_filter(original) and m.offers(original, ctx.caller) and name not in self.withheld
+                    and (ctx.in_scope is None or ctx.in_scope(name))
+                    and not any(t.name == original for t in m.source.tools)):
+                return Entry(m, original, types.Tool(name=name, input_schema={"type": "object"}))
+        return None
 
     def _continued(self, name: str, caller: Identity) -> Entry | None:
         """The entry of a tool whose server is not ready, for a host's answer to a question its call
@@ -312,18 +312,22 @@ class Catalog:
                 return found.for_caller(caller.is_admin)
         return None
 
-    def route_uri(self, uri: str) -> tuple[Mount, str]:
-        if entry := self.resources.get(uri):
+    def route_uri(self, uri: str, caller: Identity) -> tuple[Mount, str]:
+        """The mount and the server's own URI of ``uri``, by ``caller``'s index (``index_of``)."""
+        return self._route(uri, self.index_of(require_identity(caller)))
+
+    def _route(self, uri: str, index: listing.Index) -> tuple[Mount, str]:
+        if entry := index.resources.get(uri):
             return entry.mount, entry.original
-        candidates = [(m, o) for m in self.mounts if (o := m.namespace.original_uri(uri)) is not None]
-        ready = [(m, o) for m, o in candidates if m.source.ready]
-        for m, o in ready:  # a template of the server matches: that's the one
-            if any(_template_matches(t.uri_template, o) for t in m.source.templates):
+        candidates = [(i, m, o) for i, m in enumerate(self.mounts) if (o := m.namespace.original_uri(uri)) is not None]
+        ready = [(m, o) for _, m, o in candidates if m.source.ready]
+        for i, m, o in candidates:  # a template of the server (as the caller sees it) matches: that's the one
+            if m.source.ready and any(_template_matches(t.uri_template, o) for t in index.lists_of(i, m).templates):
                 return m, o
         prefixed = [(m, o) for m, o in ready if m.namespace.prefix]
         if len(prefixed) == 1 or len(ready) == 1:
             return (prefixed or ready)[0]
-        if waiting := [m for m, _ in candidates if not m.source.ready and m.namespace.prefix]:
+        if waiting := [m for _, m, _ in candidates if not m.source.ready and m.namespace.prefix]:
             raise ServerNotReady(waiting[0].source.name, waiting[0].source.describe_state(),
                                  getattr(waiting[0].source, "error", None))
         raise UnknownName("resource", uri, "call resources/list and resources/templates/list for the current URIs")

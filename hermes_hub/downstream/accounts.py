@@ -13,11 +13,14 @@ user without the secrets, or without a grant, gets "connect your account" and ho
 of someone else. Each connection is supervised
 as any other (restarts, backoff, health checks).
 
-What is listed: the tools, resources and prompts of the newest connection that became READY. At start
-the hub learns them from one connection started with every secret empty (``probe``), stopped once
-listed. A server that does not start without its secrets lists nothing until a user connects; while
-nothing is listed the hub looks every ``LEARN_SECONDS`` for a user who has set every secret (and, for
-an OAuth server, holds a grant), and starts that user's connection to learn the list.
+What is listed: to each user, the tools, resources and prompts of *their own* READY connection
+(``listing``); to everyone else, and to status and ``hub.pin: auto``, only the shared listing, learnt
+at start from one connection started with every secret empty (``probe``), stopped once listed. A
+user's listing may name their account (a tool ``send_to_acme_payroll``), so it is never shown to
+another user, never pinned and never the shared one. A server that does not start without its
+secrets has no shared listing; while it has none the hub looks every ``LEARN_SECONDS`` for a user who
+has set every secret (and, for an OAuth server, holds a grant), and starts that user's connection, so
+that they see their tools.
 """
 
 from __future__ import annotations
@@ -101,12 +104,12 @@ class Accounts:
         self.prompts: list[types.Prompt] = []
         self.protocol_version: str | None = None
         self.server_info: types.Implementation | None = None
-        self.listed = False  # a listing is known (from the probe or a user's connection)
+        self.listed = False  # the shared listing is known (from the probe: no user's credentials)
         self.error: str | None = None  # why nothing is listed (for admins)
         self.restarts = 0  # restarts of the whole server (``Pool.restart``)
         self.since = time.time()
         self._state = State.STOPPED
-        self._probing = False
+        self._probing: Connection | None = None  # the credential-free connection, while it runs
         self._tg: TaskGroup | None = None
         self._wake = anyio.Event()
         self._changed = anyio.Event()
@@ -139,6 +142,15 @@ class Accounts:
         return [{"user": user, "state": a.conn.describe_state(), "pid": a.conn.link.pid,
                  "restarts": a.conn.restarts, "idle_s": round(now - a.last_used, 1), "in_flight": a.in_flight}
                 for user, a in sorted(self.users.items())]
+
+    def listing(self, user: str) -> Connection | None:
+        """``user``'s own READY connection, whose lists are what they see; None: they see the shared ones."""
+        own = self.users.get(user)
+        return own.conn if own is not None and own.conn.ready else None
+
+    def listings(self) -> dict[str, Connection]:
+        """Every user's own READY connection (what ``listing`` answers), by user."""
+        return {user: a.conn for user, a in self.users.items() if a.conn.ready}
 
     async def account(self, user: str) -> str:
         """What ``user`` sees of their own account: connected, or how to connect it."""
@@ -187,7 +199,7 @@ class Accounts:
         if self.listed:
             return
         conn = Connection(self.name, self.cfg.with_secrets({}), self.base_dir, self._heard)
-        self._probing = True
+        self._probing = conn
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(conn.run)
@@ -195,10 +207,11 @@ class Accounts:
                     await self._until(lambda: conn.settled)
                 tg.cancel_scope.cancel()
         finally:
-            self._probing = False
+            self._probing = None
         if not self.listed:
-            self.error = (f"nothing listed yet: started without any user's credentials it did not become ready "
-                          f"({conn.error or conn.describe_state()}); its tools are listed once a user has connected")
+            self.error = (f"nothing listed for everyone: started without any user's credentials it did not become "
+                          f"ready ({conn.error or conn.describe_state()}); each user sees its tools once their own "
+                          f"connection runs")
 
     async def _reap(self) -> None:
         while True:
@@ -347,8 +360,9 @@ class Accounts:
     # -- changes ---------------------------------------------------------------------------------
 
     def _heard(self, conn: Connection) -> None:
-        """A connection changed state: learn its lists when it is READY, and tell the pool."""
-        if conn.ready:
+        """A connection changed state: the probe's lists are the shared ones once it is READY (a user's stay
+        theirs, ``listing``); tell the pool either way (the catalog rebuilds)."""
+        if conn.ready and conn is self._probing:
             self.tools, self.resources, self.templates, self.prompts = (
                 list(conn.tools), list(conn.resources), list(conn.templates), list(conn.prompts))
             self.protocol_version, self.server_info = conn.protocol_version, conn.server_info

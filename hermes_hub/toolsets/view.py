@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 
-from hermes_hub.aggregation import apps
+from hermes_hub.aggregation import apps, personal
 from hermes_hub.aggregation.arguments import ArgumentCheck
 from hermes_hub.aggregation.catalog import Catalog, Entry, error_result
 from hermes_hub.aggregation.filters import NameFilter
@@ -112,7 +112,7 @@ class View:
         scope = self.scope()
         if scope.everything:
             return tools
-        entries = self.catalog.tools
+        entries = self.catalog.index_of(caller).tools  # their own listing of a per_user server, if they have one
         return [t for t in tools if scope.admits(entries[t.name], t.name)]
 
     def for_model(self, caller: Identity) -> list[types.Tool]:
@@ -143,6 +143,14 @@ class View:
             return None
         return entry.item.execution.task_support
 
+    def listed(self, kind: str, caller: Identity) -> list[Any]:
+        """``caller``'s ``kind`` ("resources", "templates", "prompts") here: with their own listing of a
+        ``per_user`` server where they have one (``Catalog.index_of``)."""
+        return self.visible(getattr(self.catalog.index_of(require_identity(caller)), kind), caller)
+
+    def listing_key(self, caller: Identity) -> str | None:
+        return self.catalog.listing_key(caller)
+
     def visible(self, index: dict[str, Entry], caller: Identity) -> list[Any]:
         require_identity(caller)
         servers = self.scope().servers
@@ -167,15 +175,17 @@ class View:
             if not (kind == "tools" and scope.lazy):  # a ready server with nothing listed now is a part too
                 parts.update({id(m): m for m in self.catalog.mounts if m.source.ready
                               and (scope.servers is None or m.source.name in scope.servers)})
-            shared = same_for_everyone(entries, kind) and all(m.serves(NOBODY) for m in parts.values())
+            shared = same_for_everyone(entries, kind) and all(m.serves(NOBODY) and not personal.is_per_user(m)
+                                                              for m in parts.values())  # a user's own: private
             kept = self._parts[method] = (generation, list(parts.values()), shared)
         return merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2])
 
     def tools_changed(self) -> bool:
         """Whether the tools in this view (for anyone) changed since last asked: its list_changed."""
         scope = self.scope()
-        fp = hash(tuple((n, e.item.description, json.dumps(e.item.input_schema, sort_keys=True))
-                        for n, e in self.catalog.tools.items() if scope.admits(e, n)))
+        fp = hash((tuple((n, e.item.description, json.dumps(e.item.input_schema, sort_keys=True))
+                         for n, e in self.catalog.tools.items() if scope.admits(e, n)),
+                   personal.fingerprint(self.catalog.mounts)))  # a user's own listing came, went or changed
         changed, self._fingerprint = fp != self._fingerprint, fp
         return changed
 
@@ -188,7 +198,7 @@ class View:
                                           f"endpoint serves")
 
     async def read_resource(self, uri: str, ctx: CallContext) -> types.ReadResourceResult:
-        mount = self.catalog.route_uri(uri)[0]
+        mount = self.catalog.route_uri(uri, ctx.caller)[0]
         self._in_scope(mount.source.name, "resource", uri)
         result = await self.catalog.read_resource(uri, ctx)  # the server's own cache hint passes through ...
         if result.cache_scope == "public" and not mount.serves(NOBODY):  # ... never public if roles limit it
@@ -196,7 +206,7 @@ class View:
         return result
 
     async def subscribe(self, uri: str, watcher: Any, notify: Any, ctx: CallContext) -> None:
-        self._in_scope(self.catalog.route_uri(uri)[0].source.name, "resource", uri)
+        self._in_scope(self.catalog.route_uri(uri, ctx.caller)[0].source.name, "resource", uri)
         await self.catalog.subscribe(uri, watcher, notify, ctx)
 
     async def unsubscribe(self, uri: str, watcher: Any) -> None:
@@ -205,14 +215,15 @@ class View:
         await self.catalog.unsubscribe(uri, watcher)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None, ctx: CallContext) -> types.GetPromptResult:
-        entry = self.catalog.prompts.get(name)
+        entry = self.catalog.index_of(ctx.caller).prompts.get(name)
         self._in_scope(entry.mount.source.name if entry else None, "prompt", name)
         return await self.catalog.get_prompt(name, arguments, ctx)
 
     async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, str] | None,
                        ctx: CallContext) -> types.CompleteResult:
         prompt = isinstance(ref, types.PromptReference)
-        entry = self.catalog.prompts.get(ref.name) if prompt else self.catalog.templates.get(ref.uri)
+        index = self.catalog.index_of(ctx.caller)
+        entry = index.prompts.get(ref.name) if prompt else index.templates.get(ref.uri)
         self._in_scope(entry.mount.source.name if entry else None, "prompt" if prompt else "resource template",
                        ref.name if prompt else ref.uri)
         return await self.catalog.complete(ref, argument, context, ctx)
@@ -229,16 +240,18 @@ class View:
                 return error_result(f"Invalid arguments for tool '{name}':\n{listing}\nFix these and call the "
                                     f"tool again.")
             return await self._meta(name, arguments or {}, ctx)
-        entry = self.catalog.tools.get(name)
+        entry = self.catalog.index_of(ctx.caller).tools.get(name)
         if entry is not None and not scope.admits(entry, name):
             raise UnknownName("tool", name, "call tools/list for the current names (each is prefixed by its server)")
         if not scope.everything:  # what this call reaches in turn (an agent run) stays within the toolset
-            ctx = ctx.replace(in_scope=self._admits)
+            ctx = ctx.replace(in_scope=self._admits_for(ctx.caller))
         return await self.catalog.call_tool(name, arguments, ctx)
 
-    def _admits(self, name: str) -> bool:
-        entry = self.catalog.tools.get(name)
-        return entry is not None and self.scope().admits(entry, name)
+    def _admits_for(self, caller: Identity) -> Callable[[str], bool]:
+        def admits(name: str) -> bool:
+            entry = self.catalog.index_of(caller).tools.get(name)
+            return entry is not None and self.scope().admits(entry, name)
+        return admits
 
     async def _meta(self, name: str, args: dict[str, Any], ctx: CallContext,
                     ) -> types.CallToolResult | types.InputRequiredResult:
@@ -258,12 +271,12 @@ class View:
         target = args["name"]
         if target in self._meta_by_name:
             return error_result(f"'{target}' is one of the meta-tools; call it directly, not through '{name}'.")
-        entry = self.catalog.tools.get(target)
+        entry = self.catalog.index_of(ctx.caller).tools.get(target)
         if entry is not None and not self.scope().admits(entry, target):
             raise UnknownName("tool", target, f"find the tools you can call with {search}")
         if entry is not None and not apps.for_model(entry.item):  # the meta-tools are a model's way in
             return error_result(f"'{target}' is for its app's view only (its _meta.ui.visibility leaves out "
                                 f"\"model\"); find the tools you can call with {search}.")
         if not self.scope().everything:
-            ctx = ctx.replace(in_scope=self._admits)
+            ctx = ctx.replace(in_scope=self._admits_for(ctx.caller))
         return await self.catalog.call_tool(target, args.get("arguments") or {}, ctx)

@@ -166,7 +166,7 @@ class ListingMemo:
 
     def __init__(self, catalog: Surface, identify: Callable[[Ctx], Identity]) -> None:
         self.catalog, self.identify = catalog, identify
-        self._memo: dict[tuple[str, str, str, bool], dict[str, Any]] = {}
+        self._memo: dict[tuple[str, str, str, bool, str | None], dict[str, Any]] = {}
         self._generation = -1
 
     async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
@@ -175,7 +175,8 @@ class ListingMemo:
         if self._generation != self.catalog.generation:
             self._memo.clear()
             self._generation = self.catalog.generation
-        key = (ctx.method, ctx.protocol_version, self.identify(ctx).role, _renders_apps(ctx))
+        caller = self.identify(ctx)  # a user's own listing of a per_user server is theirs alone
+        key = (ctx.method, ctx.protocol_version, caller.role, _renders_apps(ctx), self.catalog.listing_key(caller))
         if (hit := self._memo.get(key)) is not None:
             return dict(hit)  # the SDK's pipeline owns (and may stamp) the top-level dict
         generation = self._generation
@@ -238,11 +239,11 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         return types.EmptyResult()
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=catalog.visible(catalog.resources, identify(ctx)))
+        return types.ListResourcesResult(resources=catalog.listed("resources", identify(ctx)))
 
     async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None,
                              ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=catalog.visible(catalog.templates, identify(ctx)))
+        return types.ListResourceTemplatesResult(resource_templates=catalog.listed("templates", identify(ctx)))
 
     async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
@@ -268,7 +269,7 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         return types.EmptyResult()
 
     async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=catalog.visible(catalog.prompts, identify(ctx)))
+        return types.ListPromptsResult(prompts=catalog.listed("prompts", identify(ctx)))
 
     async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         try:

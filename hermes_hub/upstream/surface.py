@@ -37,6 +37,10 @@ class Surface(Protocol):
 
     def visible(self, index: dict[str, Any], caller: Identity) -> list[Any]: ...
 
+    def listed(self, kind: str, caller: Identity) -> list[Any]: ...  # "resources", "templates", "prompts"
+
+    def listing_key(self, caller: Identity) -> str | None: ...  # whom the caller's lists are particular to
+
     def cache_hint(self, method: str, caller: Identity) -> Any: ...  # ``ttl_ms``, ``scope`` of a list (2026-07-28)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,

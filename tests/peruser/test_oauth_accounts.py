@@ -45,7 +45,7 @@ async def account(url: str, token: str) -> tuple[bool, str]:
 
 
 async def listed(url: str, token: str) -> bool:
-    """Whether the hub lists the server's tools: learned from a user's own connection, nobody's shared grant."""
+    """Whether the hub lists the server's tools to ``token``'s user: from their own connection, nobody else's."""
     async with as_user(url, token) as host:
         return "crm_account" in {t.name for t in (await host.list_tools()).tools}
 
@@ -64,7 +64,9 @@ async def test_each_user_calls_through_their_own_grant_and_one_without_is_told_t
         for user in ("alice", "bob"):  # each signs in at the CRM as their own account
             code, out = await cli(served, "login", "crm", "--user", user, "--timeout", "20", account=f"{user}@crm")
             assert code == 0 and f"for user '{user}'" in out, out
-        await until(lambda: listed(served.url, tokens["carol"]), timeout=30, every=0.25)
+        # the hub starts a signed-in user's connection to learn what it lists: that list is hers alone
+        await until(lambda: listed(served.url, tokens["alice"]), timeout=30, every=0.25)
+        assert not await listed(served.url, tokens["carol"])  # never another user's listing
         assert await account(served.url, tokens["alice"]) == (False, "account of alice@crm")
         assert await account(served.url, tokens["bob"]) == (False, "account of bob@crm")
         assert await account(served.url, tokens["alice"]) == (False, "account of alice@crm")
@@ -114,7 +116,8 @@ async def test_any_user_connects_their_own_account_on_the_status_page_and_only_t
         assert stolen.status_code == 403 and "started by another status-page user" in stolen.text
         done = await dave_browser.get(back)
         assert done.status_code == 303 and done.headers["location"] == "/status"
-        await until(lambda: listed(served.url, tokens["erin"]), timeout=30, every=0.25)  # learned from dave's connection
+        await until(lambda: listed(served.url, tokens["dave"]), timeout=30, every=0.25)  # his connection's listing
+        assert not await listed(served.url, tokens["erin"])  # is his alone
         assert await account(served.url, tokens["dave"]) == (False, "account of dave@crm")
         is_error, text = await account(served.url, tokens["erin"])  # dave's grant is his alone
         assert is_error and "hermes-hub login crm --user erin" in text, text
