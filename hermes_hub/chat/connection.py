@@ -109,9 +109,14 @@ def _why(endpoint: Endpoint, cause: BaseException, status: int | None) -> BaseEx
         return cause
     if status == 404 or isinstance(cause, MCPError) and cause.message == "Not Found":
         return ChatError(f"{endpoint.url} answered 404: no MCP endpoint at that path (a hub serves it at /mcp)")
-    if status in (401, 403):
-        what = "a valid --token (or set HERMES_TOKEN)" if status == 401 else "a token whose user may use the hub"
-        return ChatError(f"{endpoint.url} refused the request ({status}): give {what}; "
+    if status == 401 and not endpoint.token:
+        return ChatError(f"{endpoint.url} answered 401: this hub needs a token: pass --token or set HERMES_TOKEN "
+                         f"(`hermes-hub token create USER` makes one)")
+    if status == 401:
+        return ChatError(f"{endpoint.url} refused the token (401): pass a valid one with --token or HERMES_TOKEN "
+                         f"(`hermes-hub token create USER` makes one)")
+    if status == 403:
+        return ChatError(f"{endpoint.url} refused the request (403): give a token whose user may use the hub; "
                          f"`hermes-hub token create USER` makes one")
     if isinstance(cause, httpx2.HTTPError | MCPError | OSError):
         reason = cause.message if isinstance(cause, MCPError) else f"{type(cause).__name__}: {cause}"

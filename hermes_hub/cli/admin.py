@@ -63,6 +63,8 @@ def token_create(user: str, role: str, name: str, config: str) -> None:
         click.echo(secret)
         click.echo(f"created {record.id} for {record.user_id} (role {record.role}); it is shown only this once",
                    err=True)
+        click.echo(f"a host sends it as the header   Authorization: Bearer {secret}", err=True)
+        click.echo(f"the CLI reads it (with --url):  export HERMES_TOKEN={secret}", err=True)
         if first:  # whether a hub requires tokens is decided when it starts
             click.echo("this is the first token: a hub already serving without tokens keeps doing so until it "
                        "restarts", err=True)

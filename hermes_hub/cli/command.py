@@ -78,10 +78,21 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+TOKEN_KEY = "hermes_hub.token"  # where --token waits in the click context (never a function argument, never shown)
+
+
+def _keep_token(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.meta[TOKEN_KEY] = (value, ctx.get_parameter_source("token"))
+
+
 def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for opt in reversed([
         click.option("--config", "config", default="hub.json", show_default=True, help="hub.json to build the hub from"),
-        click.option("--url", help="talk to a running hub or MCP server at this streamable HTTP URL"),
+        click.option("--url", envvar="HERMES_URL", show_envvar=True,
+                     help="talk to a running hub or MCP server at this streamable HTTP URL (http://HOST:PORT/mcp)"),
+        click.option("--token", envvar="HERMES_TOKEN", show_envvar=True, expose_value=False, callback=_keep_token,
+                     help="bearer token for --url, when the hub has tokens (`hermes-hub token create USER`)"),
         click.option("--command", "command", help="talk directly to a stdio MCP server started with this command line"),
         click.option("--direct", help="talk directly to this hub.json server, without the hub"),
         click.option("--json", "as_json", is_flag=True, help="machine-readable output"),
@@ -94,9 +105,19 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def make_target(config: str, url: str | None, command: str | None, direct: str | None) -> Target:
     from hermes_hub.cli.target import Target
 
+    ctx = click.get_current_context(silent=True)
+    token, token_from = ctx.meta.get(TOKEN_KEY, (None, None)) if ctx else (None, None)
+    given = (lambda name: ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.ENVIRONMENT,
+                                                                 click.core.ParameterSource.DEFAULT)) if ctx else None
+    if url is not None and given and not given("url") and (command or direct or given("config")):
+        url = None  # $HERMES_URL yields to a target named on the command line
     if sum(x is not None for x in (url, command, direct)) > 1:
         fail("give at most one of --url, --command, --direct", 2)
-    return Target(config=config, url=url, command=command, direct=direct)
+    if url is None and token is not None:
+        if token_from == click.core.ParameterSource.COMMANDLINE:
+            fail("--token goes with --url (or HERMES_URL): a hub built in-process or a raw server takes no token", 2)
+        token = None  # $HERMES_TOKEN is for a served hub only
+    return Target(config=config, url=url, command=command, direct=direct, token=token)
 
 
 ARGS_HELP = ("arguments as a JSON object; @FILE reads them from a file, - from stdin "

@@ -21,8 +21,9 @@ from hermes_hub.cli.command import fail
 @click.option("--follow", is_flag=True, help="keep printing events as they happen (Ctrl-C to stop)")
 @click.option("--run", "run_id", metavar="ID", help="only this agent run's events")
 @click.option("--user", metavar="U", help="only this user's events (admins; users see their own anyway)")
-@click.option("--url", help="the served hub (default: http://HOST:PORT of hub.json's hub.host and hub.port)")
-@click.option("--token", envvar="HERMES_TOKEN", help="bearer token (default: $HERMES_TOKEN)")
+@click.option("--url", envvar="HERMES_URL", show_envvar=True,
+              help="the served hub (default: http://HOST:PORT of hub.json's hub.host and hub.port)")
+@click.option("--token", envvar="HERMES_TOKEN", show_envvar=True, help="bearer token")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object a line")
 @click.option("--config", default="hub.json", show_default=True, help="hub.json, to find the hub's address")
 def events_cmd(follow: bool, run_id: str | None, user: str | None, url: str | None, token: str | None,
@@ -43,7 +44,7 @@ def events_cmd(follow: bool, run_id: str | None, user: str | None, url: str | No
     params = {k: v for k, v in {"run": run_id, "user": user, "follow": "1" if follow else None}.items() if v}
     headers = {"authorization": f"Bearer {token}"} if token else {}
     try:
-        anyio.run(_print, url.rstrip("/") + "/events", params, headers, as_json)
+        anyio.run(_print, url.rstrip("/").removesuffix("/mcp") + "/events", params, headers, as_json)
     except KeyboardInterrupt:
         pass
 
@@ -61,6 +62,10 @@ async def _print(url: str, params: dict[str, str], headers: dict[str, str], as_j
                         body = json.loads(body).get("error_description", body)
                     except (ValueError, AttributeError):
                         pass
+                    if response.status_code == 401 and "authorization" not in headers:
+                        fail(f"{url} answered 401: this hub needs a token: pass --token or set HERMES_TOKEN")
+                    if response.status_code == 401:
+                        fail(f"{url} refused the token (401): pass a valid one with --token or HERMES_TOKEN")
                     fail(f"{url} answered {response.status_code}: {body}")
                 async for line in response.aiter_lines():
                     data = line[len("data: "):] if line.startswith("data: ") else line

@@ -9,7 +9,7 @@ import os
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class Target:
     url: str | None = None
     command: str | None = None
     direct: str | None = None  # a server key in the config, reached without the hub
+    token: str | None = field(default=None, repr=False)  # a bearer token for url: never shown
 
     def describe(self) -> str:
         if self.url is not None:
@@ -50,7 +51,7 @@ class Target:
 async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
     """Yield a connected ``Client`` (and the in-process ``Hub`` when there is one)."""
     if target.url is not None:
-        async with _over_http(target.url) as client:
+        async with _over_http(target.url, target.token) as client:
             yield client, None
     elif target.command is not None or target.direct is not None:
         cfg, base = _raw_server(target)
@@ -96,9 +97,17 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
 
 
 @asynccontextmanager
-async def _over_http(url: str) -> AsyncIterator[Client]:
-    """A ``Client`` over streamable HTTP; failing to connect names the URL and what to check."""
-    http = httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300))
+async def _over_http(url: str, token: str | None = None) -> AsyncIterator[Client]:
+    """A ``Client`` over streamable HTTP (with ``Authorization: Bearer`` when there is a token); failing to
+    connect names the URL and what to check, and never the token."""
+    refused: list[int] = []  # HTTP statuses >= 400: the SDK reports them all as "Server returned an error response"
+
+    async def note(response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            refused.append(response.status_code)
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), event_hooks={"response": [note]})
     connected = False
     try:
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
@@ -108,11 +117,27 @@ async def _over_http(url: str) -> AsyncIterator[Client]:
         cause = _leaf(exc)
         if connected or not isinstance(cause, httpx2.HTTPError | MCPError):
             raise
-        if isinstance(cause, MCPError) and cause.message == "Not Found":
-            raise HubError(f"{url} answered 404: no MCP endpoint at that path (a hub serves it at /mcp)") from None
-        reason = cause.message if isinstance(cause, MCPError) else f"{type(cause).__name__}: {cause}"
-        raise HubError(f"cannot connect to {url} ({reason}); is the hub (`hermes-hub serve`) or server running?"
-                       ) from None
+        raise HubError(_unreachable(url, cause, refused[-1] if refused else None, token)) from None
+
+
+def _unreachable(url: str, cause: BaseException, status: int | None, token: str | None) -> str:
+    """Why ``url`` could not be reached, as a sentence; a token is never part of it."""
+    made = "`hermes-hub token create USER` on the hub's machine makes one"
+    if status == 401 and not token:
+        return f"{url} answered 401: this hub needs a token: pass --token or set HERMES_TOKEN ({made})"
+    if status == 401:
+        return (f"{url} refused the token (401): it is unknown, revoked or expired; pass a valid one with --token "
+                f"or HERMES_TOKEN ({made})")
+    if status == 403:
+        return f"{url} refused the request (403): the token's user may not use this hub; ask an admin"
+    if status == 429:
+        return f"{url} answered 429: too many refused tokens from this address; wait a minute and try again"
+    if status == 404 or isinstance(cause, MCPError) and cause.message == "Not Found":
+        return f"{url} answered 404: no MCP endpoint at that path (a hub serves it at /mcp)"
+    reason = cause.message if isinstance(cause, MCPError) else f"{type(cause).__name__}: {cause}"
+    if token:
+        reason = reason.replace(token, "<token>")
+    return f"cannot connect to {url} ({reason}); is the hub (`hermes-hub serve`) or server running?"
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -191,7 +191,8 @@ async def test_a_hub_over_http_is_reached_with_a_token_and_refuses_the_chat_with
     assert with_token.returncode == 0, with_token.stderr
     assert "The tool said hello." in with_token.stdout.splitlines()
     assert without.returncode == 1
-    assert without.stderr.startswith(f"error: {url} refused the request (401): give a valid --token")
+    assert without.stderr.startswith(f"error: {url} answered 401: this hub needs a token: pass --token or set "
+                                     f"HERMES_TOKEN")
 
 
 async def test_a_wrong_url_or_a_missing_config_is_a_clear_error_and_a_failing_exit_code(tmp_path):
