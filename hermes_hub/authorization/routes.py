@@ -10,6 +10,10 @@ the protected-resource metadata names that identity provider and the hub issues 
 
 /register and /authorize are anonymous, so each has a ``budgets.Budget`` (per address and hub-wide);
 /register's body is capped; /revoke takes a public client's ``client_id`` alone (RFC 7009).
+
+A hub that needs no authentication (``Exposure.required`` false: loopback, no tokens at start) serves none
+of them: ``oauth_off_routes`` answers each, and the consent page, 404 saying why, since a host (Codex) takes
+any OAuth metadata as "sign in here" and starts a sign-in nobody could finish.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ AUTHORIZE_PER_MINUTE, AUTHORIZE_HUB_WIDE = 30, 120
 MAX_REGISTRATION = 32 * 1024  # bytes of one /register body
 REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(DEFAULT_SCOPES))
 WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource"
+OAUTH_OFF = ("OAuth sign-in is off: this hub needs no authentication (loopback, no tokens), so it serves no "
+             "OAuth metadata and no authorization endpoints; create a token with `hermes-hub token create USER` "
+             "and restart the hub to turn it on")
 # The SDK's words for a refused token request, and what a person does about each.
 HINTS = {
     "authorization code has expired": f"authorization code has expired (codes live {CODE_LIFETIME.seconds // 60} "
@@ -138,6 +145,19 @@ class _Provider:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._get().provider, name)
+
+
+def oauth_off_routes() -> list[BaseRoute]:
+    """404 with ``OAUTH_OFF`` for every OAuth URL (metadata with any suffix, endpoints, the consent page)."""
+
+    async def off(request: Request) -> Response:
+        return JSONResponse({"error": "not_found", "error_description": OAUTH_OFF + "."}, 404)
+
+    methods = ["GET", "HEAD", "POST", "OPTIONS"]
+    paths = [f"/.well-known/{name}{{rest:path}}" for name in
+             ("oauth-protected-resource", "oauth-authorization-server", "openid-configuration")]
+    return [Route(path, off, methods=methods) for path in
+            [*paths, "/authorize", "/token", "/register", "/revoke", "/status/authorize/{rest:path}"]]
 
 
 def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | None, issuer: str | None,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from hermes_hub.authorization.routes import oauth_routes
+from hermes_hub.authorization.routes import OAUTH_OFF, oauth_off_routes, oauth_routes
 from hermes_hub.authorization.idp import MAX_JWT_CHARS
 from hermes_hub.authorization.service import Authorization
 from hermes_hub.authorization.verifier import Verdict
@@ -33,6 +34,8 @@ from hermes_hub.web.telemetry import telemetry_routes
 
 if TYPE_CHECKING:
     from hermes_hub.hub import Hub
+
+log = logging.getLogger("hermes_hub.serve")
 
 
 def build_app(hub: Hub, exposure: Exposure) -> Starlette:
@@ -62,8 +65,12 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     throttle = Throttle()  # wrong tokens, counted across /mcp and the status page
     followers = Followers()  # live streams per user, counted across /events and /status/stream
     cfg = hub.config
-    oauth = oauth_routes(lambda: _authorization(hub), [ep.path for ep in hub.endpoints.values()],
-                         public_url=cfg.hub.public_url, issuer=cfg.auth.issuer, name=cfg.hub.name)
+    if exposure.required:
+        oauth = oauth_routes(lambda: _authorization(hub), [ep.path for ep in hub.endpoints.values()],
+                             public_url=cfg.hub.public_url, issuer=cfg.auth.issuer, name=cfg.hub.name)
+    else:  # nothing to sign in to: advertising OAuth would start a sign-in nobody can finish (Codex)
+        oauth = oauth_off_routes()
+        log.info("%s", OAUTH_OFF)
     app = Starlette(
         routes=[Route("/healthz", healthz), Route("/readyz", readyz),
                 *status_routes(hub, exposure, throttle, followers), *oauth,

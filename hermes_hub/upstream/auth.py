@@ -10,8 +10,9 @@ token it presents. The caller found is left in the ASGI scope's state for the ha
 
 Besides hub tokens, a caller may present an OAuth access token this hub issued for the endpoint it
 calls, or an external identity provider's JWT (``hermes_hub.authorization.Verifier`` decides). Every
-401 names the endpoint's protected-resource metadata (``WWW-Authenticate: Bearer resource_metadata=``,
-RFC 9728), where a host that speaks MCP authorization learns how to sign in.
+401 of a hub that requires tokens names the endpoint's protected-resource metadata (``WWW-Authenticate:
+Bearer resource_metadata=``, RFC 9728), where a host that speaks MCP authorization learns how to sign in; an
+open hub's 401 (a wrong token) names none, since it serves no OAuth.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ class BearerAuth:
             verdict = Verdict(None, "invalid or revoked token")
         if verdict.identity is None:
             await self._say_if_none_left()
-            await _unauthorized(send, verdict.why, resource_metadata_url(scope, self.public_url, path))
+            # an open hub serves no OAuth metadata (``oauth_off_routes``): its 401 names none
+            metadata = resource_metadata_url(scope, self.public_url, path) if self.required else None
+            await _unauthorized(send, verdict.why, metadata)
             return
         state = scope.setdefault("state", {})
         state[IDENTITY_KEY] = verdict.identity
@@ -92,16 +95,18 @@ async def _throttled(send: Send, refused: Throttled) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _unauthorized(send: Send, why: str, metadata: str) -> None:
+async def _unauthorized(send: Send, why: str, metadata: str | None) -> None:
+    oauth = f", or sign in with OAuth (see {metadata})" if metadata else ""
     body = json.dumps({
         "error": "unauthorized",
         "error_description": f"{why}: send 'Authorization: Bearer <token>'; create one with "
-                             f"`hermes-hub token create USER`, or sign in with OAuth (see {metadata})",
+                             f"`hermes-hub token create USER`{oauth}",
     }).encode()
     why = why.replace('"', "'")
+    pointer = f'resource_metadata="{metadata}", ' if metadata else ""
     await send({"type": "http.response.start", "status": 401, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", (f'Bearer realm="hermes-hub", resource_metadata="{metadata}", error="invalid_token", '
+        (b"www-authenticate", (f'Bearer realm="hermes-hub", {pointer}error="invalid_token", '
                               f'error_description="{why}"').encode("latin-1", "replace")),
     ]})
     await send({"type": "http.response.body", "body": body})

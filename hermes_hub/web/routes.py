@@ -223,5 +223,6 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         *stream_routes(hub, access, _limited, followers),  # the live view's ticks from the event bus (web/stream.py)
         Mount("/status/static", StaticFiles(directory=static), name="static"),
         Route("/favicon.ico", _icon),  # browsers ask for it at the root, whatever the page says
-        *consent_routes(hub, access, _page, _limited),  # OAuth sign-in of hosts (hermes_hub.authorization)
+        # OAuth sign-in of hosts (hermes_hub.authorization), off while the hub needs no authentication
+        *(consent_routes(hub, access, _page, _limited) if exposure.required else []),
     ]
