@@ -48,14 +48,14 @@ def _why(host: str, port: int, e: OSError, source: str) -> str:
 
 
 class Demoted(logging.Filter):
-    """A logger's INFO records become DEBUG, shown only when ``hermes_hub`` logs at DEBUG: a line per HTTP
+    """A logger's INFO records become DEBUG, shown only when it (or ``hermes_hub``) logs DEBUG: a line per HTTP
     request (uvicorn's access log, httpx's "HTTP Request") would be one per health ping, every 5 s per server."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno != logging.INFO:
             return True
         record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-        return logging.getLogger("hermes_hub").isEnabledFor(logging.DEBUG)
+        return any(logging.getLogger(name).isEnabledFor(logging.DEBUG) for name in (record.name, "hermes_hub"))
 
 
 def demote(name: str) -> None:
