@@ -27,6 +27,10 @@ def setup_logging(verbose: bool, default: int = logging.WARNING) -> None:
     level = logging.INFO if verbose else default
     logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("hermes_hub").setLevel(level)
+    from hermes_hub.upstream.listener import demote
+
+    for name in ("httpx", "httpx2"):  # a line per request to an HTTP server, health pings included: DEBUG
+        demote(name)
 
 
 def fail(message: str, code: int = 1, hint_from: str | None = None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import logging
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -66,7 +67,11 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
         sock, port = listener.bind(host, port, config)
     except listener.CannotListen as e:
         fail(str(e), 2)
-    log.info("serving %d servers at http://%s:%d/mcp; %s", len(cfg.enabled()), host, port, exposure.summary())
+    base = (cfg.hub.public_url or f"http://{_reachable(host)}:{port}").rstrip("/")
+    log.info("serving %d servers at %s/mcp; %s", len(cfg.enabled()), base, exposure.summary())
+    log.info("status page: %s/status", base)  # the next steps, in the log's first lines
+    log.info("add the hub to a host: hermes-hub install claude-code --config %s "
+             "(or claude-desktop, cursor, vscode)", shlex.quote(config))
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
     listener.run(build_app(hub, exposure), sock, http=BoundedHead,
@@ -80,3 +85,9 @@ async def _has_tokens(cfg: HubConfig) -> bool:
 
     async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
         return await Authenticator(store, [StaticToken(t.token, t.user, t.role) for t in cfg.auth.tokens]).enabled()
+
+
+def _reachable(host: str) -> str:
+    """The address a browser on this machine uses for ``host`` (a wildcard bind answers on loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    return f"[{host}]" if ":" in host else host

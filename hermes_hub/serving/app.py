@@ -1,5 +1,5 @@
 """Streamable HTTP: the hub's server at /mcp, each toolset's at /mcp/<name>, next to /healthz (alive),
-/readyz (servers settled) and the status page at /status (``hermes_hub.web``)."""
+/readyz (servers settled) and the status page at /status (``hermes_hub.web``), where ``/`` leads."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount, Route
 
 from hermes_hub.authorization.routes import OAUTH_OFF, oauth_off_routes, oauth_routes
@@ -58,6 +58,9 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
+    async def front(request: Request) -> RedirectResponse:
+        return RedirectResponse("/status", status_code=302)  # the front door; the page's own sign-in applies
+
     async def readyz(request: Request) -> JSONResponse:
         answer = readiness(hub.pool)  # open to anyone: states only, no error text (see its docstring)
         return JSONResponse(answer, status_code=200 if answer["ready"] else 503)
@@ -72,7 +75,7 @@ def build_app(hub: Hub, exposure: Exposure) -> Starlette:
         oauth = oauth_off_routes()
         log.info("%s", OAUTH_OFF)
     app = Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz),
+        routes=[Route("/", front, methods=["GET"]), Route("/healthz", healthz), Route("/readyz", readyz),
                 *status_routes(hub, exposure, throttle, followers), *oauth,
                 *telemetry_routes(hub, exposure, throttle, followers),
                 *toolset_routes, Mount("/", app=mcp_app)],

@@ -8,6 +8,7 @@ two ways to pick another (``--port``, ``hub.port``), then hands uvicorn the boun
 from __future__ import annotations
 
 import errno
+import logging
 import socket
 import sys
 from typing import Any
@@ -46,12 +47,31 @@ def _why(host: str, port: int, e: OSError, source: str) -> str:
     return f"cannot listen on {host}:{port} ({e.strerror or e}); use --host/--port, or hub.host/hub.port in {source}"
 
 
+class Demoted(logging.Filter):
+    """A logger's INFO records become DEBUG, shown only when it (or ``hermes_hub``) logs DEBUG: a line per HTTP
+    request (uvicorn's access log, httpx's "HTTP Request") would be one per health ping, every 5 s per server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return any(logging.getLogger(name).isEnabledFor(logging.DEBUG) for name in (record.name, "hermes_hub"))
+
+
+def demote(name: str) -> None:
+    """Put ``Demoted`` on the logger ``name`` (once)."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, Demoted) for f in logger.filters):
+        logger.addFilter(Demoted())
+
+
 def run(app: Any, sock: socket.socket, **options: Any) -> None:
     """``uvicorn.run`` on the already-bound ``sock`` (``options``: uvicorn's ``Config`` keywords)."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **options))
+    demote("uvicorn.access")  # after Config, which (re)configures uvicorn's loggers
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
