@@ -64,24 +64,35 @@ async def small_works(host: Any, tool: str) -> bool:
     return not result.is_error and result.content[0].text == "small ok"
 
 
+async def floods(host: Any, tool: str, variants: list[dict[str, Any]]) -> list[str]:
+    """The refusals of 200 MB answers asked of ``tool`` all at once, one per variant of its arguments."""
+    said: list[str] = []
+
+    async def flood(variant: dict[str, Any]) -> None:
+        said.append(await refusal(host, tool, {"mb": 200, **variant}))
+
+    async with anyio.create_task_group() as tg:
+        for variant in variants:
+            tg.start_soon(flood, variant)
+    return said
+
+
+def assert_stayed_small(w: Any, peak: float) -> None:
+    """/healthz answered all along, quickly, and the hub's peak memory stayed far below one answer."""
+    assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
+    assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
+
+
 async def test_three_200_mb_stdio_answers_fail_their_calls_while_the_hub_stays_small_and_answering(tmp_path):
     async with serve_process(config(flood=flood_stdio()), tmp_path) as served:
         async with as_user(served.url, ROOT) as root, watched(served.url.removesuffix("/mcp"), served.proc.pid) as w:
-            said: list[str] = []
-
-            async def flood(id_last: bool) -> None:
-                said.append(await refusal(root, "flood_flood", {"mb": 200, "id_last": id_last}))
-
             with anyio.fail_after(90):
-                async with anyio.create_task_group() as tg:
-                    for id_last in (False, True, False):
-                        tg.start_soon(flood, id_last)
+                said = await floods(root, "flood_flood", [{"id_last": False}, {"id_last": True}, {"id_last": False}])
                 assert await small_works(root, "flood_small")  # the same connection, still usable
         peak = peak_mb(served.proc.pid)
     print(f"stdio: hub VmHWM {peak:.0f} MB, /healthz max {w.healthz_max_s:.2f} s over {w.probes} probes")
     assert len(said) == 3 and all(s == TOO_BIG.format("flood") for s in said), said
-    assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
-    assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
+    assert_stayed_small(w, peak)
 
 
 async def test_an_endless_stdio_line_fails_its_call_and_the_server_is_restarted(tmp_path):
@@ -93,8 +104,7 @@ async def test_an_endless_stdio_line_fails_its_call_and_the_server_is_restarted(
         peak = peak_mb(served.proc.pid)
     print(f"endless: hub VmHWM {peak:.0f} MB, /healthz max {w.healthz_max_s:.2f} s over {w.probes} probes")
     assert said == TOO_BIG.format("flood"), said  # at once, as the line passed the limit
-    assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
-    assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
+    assert_stayed_small(w, peak)
 
 
 async def test_200_mb_http_answers_as_json_or_as_one_sse_event_fail_their_calls_and_the_hub_stays_small(tmp_path):
@@ -107,18 +117,10 @@ async def test_200_mb_http_answers_as_json_or_as_one_sse_event_fail_their_calls_
         async with serve_process(config(web=remote), tmp_path) as served:
             async with as_user(served.url, ROOT) as root, \
                     watched(served.url.removesuffix("/mcp"), served.proc.pid) as w:
-                said: list[str] = []
-
-                async def flood(sse: bool) -> None:
-                    said.append(await refusal(root, "web_flood", {"mb": 200, "sse": sse}))
-
                 with anyio.fail_after(90):
-                    async with anyio.create_task_group() as tg:
-                        for sse in (False, True, False):
-                            tg.start_soon(flood, sse)
+                    said = await floods(root, "web_flood", [{"sse": False}, {"sse": True}, {"sse": False}])
                     assert await small_works(root, "web_small")  # the same session, still usable
             peak = peak_mb(served.proc.pid)
     print(f"http: hub VmHWM {peak:.0f} MB, /healthz max {w.healthz_max_s:.2f} s over {w.probes} probes")
     assert len(said) == 3 and all(s == TOO_BIG.format("web") for s in said), said
-    assert w.probes > 0 and w.unanswered == 0 and w.healthz_max_s < 2.0, w
-    assert peak < PEAK_MB, f"the hub's peak memory was {peak:.0f} MB"
+    assert_stayed_small(w, peak)
