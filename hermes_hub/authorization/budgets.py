@@ -59,11 +59,11 @@ class Budget:
 
 
 class BodyCap:
-    def __init__(self, app: ASGIApp, limit: int, what: str, hint: str) -> None:
-        self.app, self.limit, self.what, self.hint = app, limit, what, hint
+    def __init__(self, app: ASGIApp, limit: int, what: str, hint: str, error: str = "invalid_client_metadata") -> None:
+        self.app, self.limit, self.what, self.hint, self.error = app, limit, what, hint, error
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await JSONResponse({"error": "invalid_client_metadata", "error_description":
+        await JSONResponse({"error": self.error, "error_description":
                             f"the {self.what} sent is larger than {self.limit} bytes, the most this hub accepts; "
                             f"{self.hint}"}, 413)(scope, receive, send)
 

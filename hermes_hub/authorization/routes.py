@@ -45,6 +45,7 @@ from hermes_hub.authorization.provider import ORIGIN
 REGISTRATIONS_PER_MINUTE, REGISTRATIONS_HUB_WIDE = 20, 60  # from one address, from all of them
 AUTHORIZE_PER_MINUTE, AUTHORIZE_HUB_WIDE = 30, 120
 MAX_REGISTRATION = 32 * 1024  # bytes of one /register body
+MAX_FORM = 64 * 1024  # bytes of one /authorize, /token or /revoke form: a code, a verifier, a URI, a token
 REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(DEFAULT_SCOPES))
 WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource"
 OAUTH_OFF = ("OAuth sign-in is off: this hub needs no authentication (loopback, no tokens), so it serves no "
@@ -202,6 +203,9 @@ def oauth_routes(get: Callable[[], Any], paths: list[str], *, public_url: str | 
             app = Budget(BodyCap(app, MAX_REGISTRATION, "client metadata", "send at most 10 redirect URIs, each "
                                  "under 2048 characters, and short names"), "client registrations",
                          per_address=REGISTRATIONS_PER_MINUTE, hub_wide=REGISTRATIONS_HUB_WIDE)
+        else:
+            app = BodyCap(app, MAX_FORM, "form", "a sign-in's form holds a code, a verifier, a redirect URI or a token, "
+                          "each under 2048 characters", error="invalid_request")
         if path == "/authorize":
             app = Budget(app, "sign-in requests (/authorize)", per_address=AUTHORIZE_PER_MINUTE,
                          hub_wide=AUTHORIZE_HUB_WIDE)

@@ -71,6 +71,16 @@ async def test_register_refuses_a_huge_client_and_fields_past_their_caps_and_kee
     assert await raw.status((await raw.tokens())["access_token"]) == 200  # and it still signs in
 
 
+async def test_a_huge_form_to_authorize_token_or_revoke_is_refused_before_it_is_read_whole(raw):
+    huge = {"client_id": raw.client_id, "token": "x" * 200_000}
+    for path in ("/authorize", "/token", "/revoke"):
+        answer = await raw.http.post(f"{raw.base}{path}", data=huge)
+        assert answer.status_code == 413, (path, answer.text)
+        assert answer.json()["error"] == "invalid_request"
+        assert "larger than 65536 bytes, the most this hub accepts" in answer.json()["error_description"]
+    assert (await raw.tokens())["access_token"]  # a sign-in of the usual size still goes through
+
+
 async def test_registrations_have_a_budget_for_the_whole_hub_that_other_addresses_do_not_bypass(raw):
     answers = []
     for address in ("127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"):
