@@ -6,7 +6,7 @@ A real hub (in this process, as ``hermes-hub serve`` builds it) over one stdio c
 ``bench.echo_server --tools 99``: 100 downstream tools in the catalog (plus the hub's own). The model is
 ``Instant``, a provider with no latency: for ``rounds`` requests it asks for ``echo_echo`` with a new
 text each time (so the repeat breaker never fires), then answers. The loop is driven through
-``hermes_hub.agent.loop.Agent.run`` with the local user's context, as the ``hermes_agent_run`` tool does.
+``hermes_hub.core.agent.loop.Agent.run`` with the local user's context, as the ``hermes_agent_run`` tool does.
 
 * direct: the same ``echo_echo`` calls through ``Catalog.call_tool`` (validation, routing, audit: what
   the agent's calls go through), one at a time. Per call.
@@ -41,11 +41,11 @@ import anyio
 from mcp import Client
 
 from bench.proxy import table
-from hermes_hub.agent.loop import Agent
-from hermes_hub.agent.profiles import resolve
-from hermes_hub.call import CallContext
-from hermes_hub.hub import Hub
-from hermes_hub.models import Message, Reply, ToolCall, ToolSpec, Usage
+from hermes_hub.core.agent.loop import Agent
+from hermes_hub.core.agent.profiles import resolve
+from hermes_hub.infra.call import CallContext
+from hermes_hub.app.hub import Hub
+from hermes_hub.infra.models import Message, Reply, ToolCall, ToolSpec, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"

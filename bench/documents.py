@@ -35,8 +35,8 @@ async def measure(quick: bool = False) -> dict[str, Any]:
     from mcp import Client
 
     from hermes_hub import Hub
-    from hermes_hub.config import parse_config
-    from hermes_hub.memory.retrieval import RERANK, retrieve
+    from hermes_hub.infra.config import parse_config
+    from hermes_hub.services.memory.retrieval import RERANK, retrieve
 
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
     pages = sorted((ROOT / "docs").glob("*.md"))

@@ -29,10 +29,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 async def one(profile: str, model: str | None, base_url: str | None) -> dict[str, Any]:
     from mcp import Client
 
-    from hermes_hub.cli.evaluate import overridden
-    from hermes_hub.config import load_config
-    from hermes_hub.evaluation import Evaluator, load_cases
-    from hermes_hub.hub import Hub
+    from hermes_hub.app.cli.evaluate import overridden
+    from hermes_hub.infra.config import load_config
+    from hermes_hub.services.evaluation import Evaluator, load_cases
+    from hermes_hub.app.hub import Hub
 
     cases = load_cases(PROJECT / "evals" / "scenarios.json")
     with tempfile.TemporaryDirectory() as tmp:

@@ -21,8 +21,8 @@ from pathlib import Path
 import anyio
 
 from bench.storage_pg import DIMS, K, _bulk_memories, _unit
-from hermes_hub.storage import open_store
-from hermes_hub.storage.postgres import vectors as pgmem
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.postgres import vectors as pgmem
 
 QUERIES = 50
 

@@ -30,11 +30,11 @@ from typing import Any
 import mcp.types as types
 
 from bench import run_alone
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.config.guard_rules import DETECTORS, MaskSection
-from hermes_hub.pipeline import Call, Pipeline
-from hermes_hub.pipeline.detectors import Redactor
-from hermes_hub.pipeline.mask import MaskStep
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.config.guard_rules import DETECTORS, MaskSection
+from hermes_hub.core.pipeline import Call, Pipeline
+from hermes_hub.core.pipeline.detectors import Redactor
+from hermes_hub.core.pipeline.mask import MaskStep
 
 RESULTS = Path(__file__).resolve().parent / "results"
 _W = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)

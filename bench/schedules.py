@@ -26,10 +26,10 @@ from typing import Any, TextIO
 import anyio
 
 from bench import run_alone
-from hermes_hub.config.sections import SchedulesSection
-from hermes_hub.schedules import Clock, Inbox, Scheduler
-from hermes_hub.storage import open_store
-from hermes_hub.storage.timetable import ScheduleRecord
+from hermes_hub.infra.config.sections import SchedulesSection
+from hermes_hub.core.schedules import Clock, Inbox, Scheduler
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.timetable import ScheduleRecord
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SPREAD = 2.0  # seconds over which the burst falls due

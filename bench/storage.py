@@ -33,9 +33,9 @@ from typing import Any, TextIO
 
 import anyio
 
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import NewMessage, utcnow
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import NewMessage, utcnow
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_PAGE_RATIO = 1.2

@@ -33,9 +33,9 @@ from typing import Any, TextIO
 import anyio
 
 from bench.storage import PAGE, SEARCHES, USER, _append_throughput, _fill, _page_ratio, _search, _timed
-from hermes_hub.memory.vectors import VectorCache
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store, open_store
+from hermes_hub.services.memory.vectors import VectorCache
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import Store, open_store
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DIMS = 384

@@ -36,7 +36,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.proxy import table
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from hermes_hub.downstream import Pool
 
 ROOT = Path(__file__).resolve().parent.parent

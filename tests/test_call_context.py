@@ -17,10 +17,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from hermes_hub import Hub
-from hermes_hub.aggregation.catalog import Catalog
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.config import parse_config
-from hermes_hub.storage import open_store
+from hermes_hub.core.aggregation.catalog import Catalog
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.storage import open_store
 from tests.support import PROJECT, free_port, process, served_hub, toy, until, wait_port
 
 pytestmark = pytest.mark.anyio

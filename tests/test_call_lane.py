@@ -66,7 +66,7 @@ def test_an_answer_pydantic_cannot_write_goes_out_as_an_error_for_its_request():
     import mcp.types as types
     from mcp.shared.message import SessionMessage
 
-    from hermes_hub.sdk import _wire_line
+    from hermes_hub.infra.sdk import _wire_line
 
     line = _wire_line(SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=3, result={"text": "\ud800"})))
     answer = json.loads(line)

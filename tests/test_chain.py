@@ -50,7 +50,7 @@ async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pas
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_an_elicitation_a_2026_server_returns_as_input_required_reaches_hosts_of_both_eras(tmp_path, mode):
     from hermes_hub import Hub
-    from hermes_hub.config import parse_config
+    from hermes_hub.infra.config import parse_config
 
     asked: list[str] = []
 
@@ -72,7 +72,7 @@ async def test_an_elicitation_a_2026_server_returns_as_input_required_reaches_ho
 
 async def test_a_2026_host_answers_a_handshake_era_servers_pushed_elicitation_through_the_bridge():
     from hermes_hub import Hub
-    from hermes_hub.config import parse_config
+    from hermes_hub.infra.config import parse_config
 
     asked: list[str] = []
 

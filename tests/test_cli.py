@@ -18,7 +18,7 @@ import anyio
 import pytest
 from click.testing import CliRunner, Result
 
-from hermes_hub.cli import main
+from hermes_hub.app.cli import main
 from tests.support import BUILTIN_TOOLS, PROJECT, demo, free_port, served_hub, toy
 
 pytestmark = pytest.mark.timeout(60)

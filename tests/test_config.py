@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from hermes_hub.config import load_config, parse_config
-from hermes_hub.errors import ConfigError
+from hermes_hub.infra.config import load_config, parse_config
+from hermes_hub.infra.errors import ConfigError
 from tests.support import PROJECT
 
 

@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hermes_hub import audit
-from hermes_hub.storage import open_store
+from hermes_hub.services import audit
+from hermes_hub.infra.storage import open_store
 from tests.support import PROJECT, hub_env, served_hub, stdio_hub, toy, until_listed
 
 pytestmark = pytest.mark.anyio

@@ -7,8 +7,8 @@ import pytest
 from mcp import Client, MCPError
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
-from hermes_hub.errors import cli_hint
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import cli_hint
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +40,7 @@ async def test_a_model_is_told_to_call_status_or_list_tools_never_to_run_a_comma
 
 
 def test_the_terminal_gets_the_command_to_type_instead_of_the_protocol_method():
-    from hermes_hub.errors import for_terminal
+    from hermes_hub.infra.errors import for_terminal
 
     assert for_terminal("unknown prompt 'x'; call prompts/list for the current names") == (
         "unknown prompt 'x'; `hermes-hub prompts` lists the current names")

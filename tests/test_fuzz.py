@@ -14,7 +14,7 @@ import pytest
 
 from bench.fuzz import RSS_GROWTH_BOUND_MB, fuzz_http, fuzz_stdio
 from bench.fuzz_cases import ERAS
-from hermes_hub.upstream.rejection import MAX_NESTING, misread_request, reject, screen
+from hermes_hub.protocol.upstream.rejection import MAX_NESTING, misread_request, reject, screen
 from tests.support import served_hub, toy, until
 
 pytestmark = pytest.mark.anyio

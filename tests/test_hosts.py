@@ -11,8 +11,8 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from hermes_hub.cli import main
-from hermes_hub.cli.hosts import HOSTS
+from hermes_hub.app.cli import main
+from hermes_hub.app.cli.hosts import HOSTS
 from tests.support import PROJECT, demo, hub_env
 
 pytestmark = pytest.mark.anyio
@@ -83,7 +83,7 @@ def test_install_writes_the_venvs_bin_and_the_standard_folders_as_path_never_the
 
 
 def test_on_macos_the_entrys_path_has_homebrews_bin_too():
-    from hermes_hub.cli.hosts import hub_entry
+    from hermes_hub.app.cli.hosts import hub_entry
 
     entry = hub_entry(Path("hub.json"), typed=False, platform="darwin")
 

@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.aggregation.retry import MAX_RETRY_AFTER
-from hermes_hub.config import parse_config
+from hermes_hub.core.aggregation.retry import MAX_RETRY_AFTER
+from hermes_hub.infra.config import parse_config
 from hermes_hub.downstream.http_status import parse_retry_after
 from tests.support import free_port, process, wait_port
 

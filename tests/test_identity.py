@@ -10,8 +10,8 @@ import httpx2
 import pytest
 from mcp import Client, MCPError
 
-from hermes_hub.identity import create_token
-from hermes_hub.storage import open_store
+from hermes_hub.services.identity import create_token
+from hermes_hub.infra.storage import open_store
 from tests.support import as_user, served_hub, toy
 
 pytestmark = pytest.mark.anyio

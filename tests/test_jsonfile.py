@@ -1,10 +1,10 @@
-"""JSON config files rewritten in their own style (``hermes_hub.cli.jsonfile``)."""
+"""JSON config files rewritten in their own style (``hermes_hub.app.cli.jsonfile``)."""
 
 from __future__ import annotations
 
 import json
 
-from hermes_hub.cli.jsonfile import Style, render
+from hermes_hub.app.cli.jsonfile import Style, render
 
 
 def test_a_change_other_than_adding_servers_rewrites_the_whole_file_in_its_indent_and_line_endings():

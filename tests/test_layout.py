@@ -23,35 +23,51 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "hermes_hub"
 MAX_LINES = 400
 
-# Lowest first. A unit (a subpackage or a top-level module of hermes_hub) may import its own layer and
-# the layers below it, never one above. A new unit must be placed here.
-LAYERS: list[set[str]] = [
-    {"errors"},
-    {"masking", "sdk", "call", "config"},  # vocabulary every layer speaks
-    {"bridge", "events", "telemetry"},  # a call that outlives the host's request (input rounds), used by downstream and the agent's tool; the event bus; spans and metrics
-    {"storage"},
-    {"identity", "sessions", "audit", "throttle", "vault"},  # domain services on the store
-    {"models"},  # model providers: for the agent, memory, summaries and `check`
-    {"downstream"},
-    {"pipeline"},  # the steps around every tool call: guards, limits, approvals, telemetry
-    {"aggregation"},
-    {"memory"},
-    {"toolsets"},
-    {"agent"},
-    {"evaluation"},  # issue 21: case sets, their checks and runner (through any MCP host), cases from feedback
-    {"schedules"},  # agent runs at a time: timing, the firing loop, the inbox (issue 24)
-    {"builtins"},
-    {"authorization"},  # the hub as an OAuth authorization server for hosts: grants, clients, external IdP JWTs
-    {"upstream"},  # what hosts talk to, short of a running hub
-    {"status", "reloader", "services"},  # what the hub is composed of and reports
-    {"hub"},  # the composition root
-    {"web"},  # the status page reads a running hub
-    {"serving"},  # the hub mounted over HTTP and stdio
-    {"demo", "chat"},  # the bundled demo servers; `hermes-hub chat`'s program (both MCP SDK only)
-    {"cli"},
-    {"__main__", "hermes_hub"},  # `python -m hermes_hub`; the package's public names
-]
+# The package is five strata and the programs that stand apart. Lowest first: a stratum may import
+# itself and the strata below it, never one above. Inside a stratum its units keep their own order, lowest
+# first, the same way. A new unit must be placed here; at most MAX_LOOSE modules sit loose at the top.
+STRATA: dict[str, list[set[str]]] = {
+    "infra": [
+        {"errors"},
+        {"masking", "sdk", "call", "config"},  # vocabulary every layer speaks
+        {"bridge", "events", "telemetry"},  # a call that outlives the host's request; the event bus; spans and metrics
+        {"storage", "throttle"},
+        {"models"},  # model providers: for the agent, memory, summaries and `check`
+    ],
+    "services": [
+        {"vault", "audit", "sessions", "identity", "evaluation"},  # domain services on the store
+        {"memory"},
+    ],
+    "downstream": [set()],  # the hub as an MCP client of its servers (a stratum of its own modules)
+    "core": [
+        {"pipeline"},  # the steps around every tool call: guards, limits, approvals, telemetry
+        {"aggregation"},
+        {"toolsets"},
+        {"agent"},
+        {"schedules"},  # agent runs at a time: timing, the firing loop, the inbox (issue 24)
+        {"builtins"},
+    ],
+    "protocol": [
+        {"authorization"},  # the hub as an OAuth authorization server for hosts
+        {"upstream"},  # what hosts talk to, short of a running hub
+    ],
+    "app": [
+        {"hub"},  # the composition root
+        {"web"},  # the status page reads a running hub
+        {"serving"},  # the hub mounted over HTTP and stdio
+        {"cli"},
+    ],
+}
+# The bundled demo servers and `hermes-hub chat`'s program use the MCP SDK only: they import no stratum.
+APART = {"demo", "chat"}
+LOOSE = {"__main__", "hermes_hub"}  # `python -m hermes_hub`; the package's public names
+MAX_LOOSE = 6
+LAYERS: list[set[str]] = [{f"{s}.{u}" if u else s for u in layer} or {s}
+                          for s, layers in STRATA.items() for layer in layers]
+LAYERS = [set(APART)] + LAYERS + [LOOSE]  # the programs apart import nothing of the hub, so they sit lowest
 LAYER = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
+LAYER.update({s: min(i for u, i in LAYER.items() if u.split(".")[0] == s) for s in STRATA})  # its __init__
+MAX_FUNCTION_LINES = 80
 
 
 def module_name(path: Path) -> str:
@@ -63,9 +79,15 @@ MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 def unit(module: str) -> str:
-    """``hermes_hub.toolsets.view`` -> ``toolsets``; the package itself -> ``hermes_hub``."""
+    """``hermes_hub.core.toolsets.view`` -> ``core.toolsets``; a module of a stratum without units
+    (``hermes_hub.downstream.pool``) -> ``downstream``; a stratum's own ``__init__`` -> the stratum;
+    the package itself -> ``hermes_hub``."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+    if len(parts) == 1:
+        return parts[0]
+    if parts[1] in STRATA and len(parts) > 2 and STRATA[parts[1]] != [set()]:
+        return f"{parts[1]}.{parts[2]}"
+    return parts[1]
 
 
 def imports(module: str, path: Path | None = None) -> list[tuple[int, str]]:
@@ -80,7 +102,7 @@ def imports(module: str, path: Path | None = None) -> list[tuple[int, str]]:
             if node.level:  # relative: from the module's package, up level-1
                 package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
                 base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
-            # `from hermes_hub import audit` imports the module hermes_hub.audit, not the package's names
+            # `from hermes_hub import audit` imports the module hermes_hub.services.audit, not the package's names
             names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
         else:
             continue
@@ -128,6 +150,13 @@ def test_every_unit_of_the_package_has_a_place_in_the_layers():
     assert not unplaced, f"place these in LAYERS of tests/test_layout.py: {unplaced}"
 
 
+def test_the_top_of_the_package_is_the_strata_the_programs_apart_and_a_few_loose_modules():
+    tops = {p.name.removesuffix(".py") for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert tops == set(STRATA) | APART | {"__init__", "__main__"}, f"top of hermes_hub/: {sorted(tops)}"
+    assert len(loose) <= MAX_LOOSE, f"loose modules at the top ({len(loose)} > {MAX_LOOSE}): {loose}"
+
+
 def test_no_module_imports_from_a_layer_above_its_own():
     upward = [f"{where(m, line)}: {unit(m)} (layer {LAYER[unit(m)]}) imports {target} "
               f"({unit(target)}, layer {LAYER[unit(target)]})"
@@ -157,12 +186,23 @@ def test_no_module_is_longer_than_the_cap():
     assert not long, f"modules over {MAX_LINES} lines (split them by concept):\n" + "\n".join(long)
 
 
+def test_no_function_is_longer_than_the_cap():
+    long = []
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if (n := node.end_lineno - start + 1) > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name}: {n} lines")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them by step):\n" + "\n".join(long)
+
+
 def test_the_reader_finds_lazy_typing_only_and_relative_imports(tmp_path):
     source = tmp_path / "probe.py"
-    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hermes_hub.hub import Hub\n"
-                      "def f():\n    from hermes_hub import audit\n    from ..storage import records\n")
-    assert imports("hermes_hub.web.probe", source) == [
-        (3, "hermes_hub.hub"), (5, "hermes_hub.audit"), (6, "hermes_hub.storage.records")]
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hermes_hub.app.hub import Hub\n"
+                      "def f():\n    from hermes_hub.services import audit\n    from ..hub import parts\n")
+    assert imports("hermes_hub.app.web.probe", source) == [
+        (3, "hermes_hub.app.hub"), (5, "hermes_hub.services.audit"), (6, "hermes_hub.app.hub.parts")]
 
 
 # -- the wheel: one top-level name, and what a checkout runs from servers/ and clients/ runs installed --

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes_hub import Hub
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.agent.vendors import serve_app
 from tests.support import toy
 

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client, MCPError
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from tests.support import BUILTIN_TOOLS, toy
 
 pytestmark = pytest.mark.anyio

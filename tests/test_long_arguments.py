@@ -6,8 +6,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub import audit
-from hermes_hub.storage import open_store
+from hermes_hub.services import audit
+from hermes_hub.infra.storage import open_store
 from tests.support import demo, served_hub
 
 pytestmark = pytest.mark.anyio

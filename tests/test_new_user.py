@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from hermes_hub.cli import main
+from hermes_hub.app.cli import main
 from tests.support import PROJECT, demo
 
 pytestmark = pytest.mark.timeout(90)

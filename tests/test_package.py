@@ -14,9 +14,9 @@ from tests.support import PROJECT
 
 def test_the_public_names_are_pinned_and_each_resolves():
     assert hermes_hub.__all__ == ["ConfigError", "Hub", "HubConfig", "HubError", "__version__", "load_config"]
-    from hermes_hub.config import HubConfig, load_config
-    from hermes_hub.errors import ConfigError, HubError
-    from hermes_hub.hub import VERSION, Hub
+    from hermes_hub.infra.config import HubConfig, load_config
+    from hermes_hub.infra.errors import ConfigError, HubError
+    from hermes_hub.app.hub import VERSION, Hub
 
     assert [getattr(hermes_hub, n) for n in hermes_hub.__all__] == [ConfigError, Hub, HubConfig, HubError, VERSION,
                                                                      load_config]
@@ -29,9 +29,9 @@ def test_an_unknown_name_is_an_attribute_error_naming_it():
 
 
 def test_loading_the_command_line_imports_neither_the_hub_nor_the_sdk():
-    probe = ("import json, sys; import hermes_hub.cli; "
+    probe = ("import json, sys; import hermes_hub.app.cli; "
              "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'pydantic', 'httpx2', "
-             "'starlette', 'uvicorn') or m in ('hermes_hub.hub', 'hermes_hub.config', 'hermes_hub.cli.target'))))")
+             "'starlette', 'uvicorn') or m in ('hermes_hub.app.hub', 'hermes_hub.infra.config', 'hermes_hub.app.cli.target'))))")
     run = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == []

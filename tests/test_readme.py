@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_hub.config import (
+from hermes_hub.infra.config import (
     AgentProfile,
     AgentSection,
     AnnotationsOverride,
@@ -28,10 +28,10 @@ from hermes_hub.config import (
     ToolsetConfig,
     parse_config,
 )
-from hermes_hub.config.approve import ApproveSection
-from hermes_hub.config.guards import GuardsSection
-from hermes_hub.config.sections import ArtifactsSection, InstructionParts
-from hermes_hub.config.guard_rules import LimitRule, MaskSection
+from hermes_hub.infra.config.approve import ApproveSection
+from hermes_hub.infra.config.guards import GuardsSection
+from hermes_hub.infra.config.sections import ArtifactsSection, InstructionParts
+from hermes_hub.infra.config.guard_rules import LimitRule, MaskSection
 from tests.support import PROJECT
 
 PAGES = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]

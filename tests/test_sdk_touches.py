@@ -1,4 +1,4 @@
-"""The hub's reliance on the MCP SDK's private parts lives in ``hermes_hub/sdk.py`` alone, checked
+"""The hub's reliance on the MCP SDK's private parts lives in ``hermes_hub/infra/sdk.py`` alone, checked
 against the installed SDK's minor version: an upgrade is one file to read."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import hermes_hub
-from hermes_hub import sdk
+from hermes_hub.infra import sdk
 
 PACKAGE = Path(hermes_hub.__file__).parent
 # The SDK objects' private members the touches use; nothing else in the hub may reach them.
@@ -31,15 +31,15 @@ def _sdk_private_uses(path: Path) -> list[str]:
 
 def test_no_module_but_sdk_py_reaches_the_sdks_private_parts():
     offenders = {str(p.relative_to(PACKAGE)): uses for p in sorted(PACKAGE.rglob("*.py"))
-                 if p.name != "sdk.py" or p.parent != PACKAGE
+                 if p != PACKAGE / "infra" / "sdk.py"
                  if (uses := _sdk_private_uses(p))}
-    assert offenders == {}, "move these touches into hermes_hub/sdk.py, each with its docstring"
+    assert offenders == {}, "move these touches into hermes_hub/infra/sdk.py, each with its docstring"
 
 
 def test_the_touches_were_checked_against_the_installed_sdks_minor_version():
     installed = ".".join(version("mcp").split(".")[:2])
     assert installed == sdk.CHECKED_AGAINST, (
-        f"mcp {version('mcp')} is installed; re-check each touch in hermes_hub/sdk.py (its docstring names the "
+        f"mcp {version('mcp')} is installed; re-check each touch in hermes_hub/infra/sdk.py (its docstring names the "
         f"tests that break) and set CHECKED_AGAINST")
 
 

@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.config import parse_config
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.config import parse_config
 
 pytestmark = pytest.mark.anyio
 

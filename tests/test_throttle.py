@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes_hub.throttle import Throttle, client_key
+from hermes_hub.infra.throttle import Throttle, client_key
 
 
 class Clock:

@@ -8,9 +8,9 @@ from pathlib import Path
 import mcp.types as types
 import pytest
 
-from hermes_hub.toolsets.lexicon import cjk_concepts
-from hermes_hub.toolsets.search import ToolIndex
-from hermes_hub.toolsets.typos import Typos, within_one_edit
+from hermes_hub.core.toolsets.lexicon import cjk_concepts
+from hermes_hub.core.toolsets.search import ToolIndex
+from hermes_hub.core.toolsets.typos import Typos, within_one_edit
 
 pytestmark = pytest.mark.anyio
 CATALOG = Path(__file__).resolve().parent.parent / "bench" / "tool_catalog.json"

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from hermes_hub.cli import main
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
-from hermes_hub.hub import Hub
+from hermes_hub.app.cli import main
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
+from hermes_hub.app.hub import Hub
 from tests.support import demo, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
@@ -237,7 +237,7 @@ async def test_a_toolset_endpoint_lists_only_its_own_servers_prompts_resources_a
 
 
 async def test_a_member_the_view_does_not_define_does_not_exist_rather_than_reaching_the_whole_catalog(tmp_path):
-    from hermes_hub.upstream.surface import Surface
+    from hermes_hub.protocol.upstream.surface import Surface
 
     raw = {"mcpServers": {}, "toolsets": {"none": {"servers": []}}, "memory": {"embedder": "none"}}
     hub = Hub(parse_config(raw))

@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 
 pytestmark = pytest.mark.anyio
 TITLE = "请帮我订一张去上海的票"

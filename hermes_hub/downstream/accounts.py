@@ -38,14 +38,14 @@ import anyio
 import mcp.types as types
 from anyio.abc import TaskGroup
 
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.config import ServerConfig
-from hermes_hub.config.sections import SECRET_KIND
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.config import ServerConfig
+from hermes_hub.infra.config.sections import SECRET_KIND
 from hermes_hub.downstream.connection import Connection, State
 from hermes_hub.downstream.grants import SHARED, Grants
 from hermes_hub.downstream.oauth import login_command, signs_in
-from hermes_hub.errors import DownstreamError, HubError, ServerNotReady
-from hermes_hub.vault import Vault
+from hermes_hub.infra.errors import DownstreamError, HubError, ServerNotReady
+from hermes_hub.services.vault import Vault
 
 log = logging.getLogger("hermes_hub.downstream")
 

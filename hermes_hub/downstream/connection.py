@@ -34,8 +34,8 @@ from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.bridge import Bridge
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.bridge import Bridge
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.backoff import Backoff
 from hermes_hub.downstream.diagnosis import CANNOT_HEAL, explain, gone, tail, unwrap
 from hermes_hub.downstream.era import EraClient, back_channel
@@ -49,7 +49,7 @@ from hermes_hub.downstream.relay import Relay
 from hermes_hub.downstream.tasks import Tasks, task_capable
 from hermes_hub.downstream.transports import Link, open_transport
 from hermes_hub.downstream.watchers import Watchers
-from hermes_hub.errors import ServerNotReady
+from hermes_hub.infra.errors import ServerNotReady
 
 log = logging.getLogger("hermes_hub.downstream")
 APP_HOST_SETTINGS = {"mimeTypes": [APP_MIME_TYPE]}  # the hub relays MCP Apps to hosts that render them

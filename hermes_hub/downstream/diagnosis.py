@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mcp import MCPError
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.transports import CommandNotFound, Link
 
 # Retrying the same config cannot help: the server stays FAILED until the config changes.

@@ -36,9 +36,9 @@ from mcp.client.session import ClientSession
 from mcp.types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.transports import Link
-from hermes_hub.sdk import enter_client
+from hermes_hub.infra.sdk import enter_client
 
 HANDSHAKE = "handshake"
 

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from mcp.client.extension import ClaimContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.bridge import Bridge
-from hermes_hub.call import CallContext
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.bridge import Bridge
+from hermes_hub.infra.call import CallContext
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.deadline import Deadline, idle_timeout
 from hermes_hub.downstream.http_status import HTTP_STATUS_KEY, RETRY_AFTER_KEY
 from hermes_hub.downstream.logs import LogRelay
@@ -27,8 +27,8 @@ from hermes_hub.downstream.relay import Relay
 from hermes_hub.downstream.tasks import CreatedTask, follow
 from hermes_hub.downstream.transports import Link
 from hermes_hub.downstream.watchers import NotifyFn, Watchers
-from hermes_hub.errors import DownstreamError
-from hermes_hub.telemetry.tracing import enabled as spans_exported
+from hermes_hub.infra.errors import DownstreamError
+from hermes_hub.infra.telemetry.tracing import enabled as spans_exported
 
 
 class Forwarding:

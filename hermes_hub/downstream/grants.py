@@ -23,7 +23,7 @@ import anyio
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import BaseModel, ValidationError
 
-from hermes_hub.vault import Vault, VaultError
+from hermes_hub.services.vault import Vault, VaultError
 
 KIND = "oauth"
 SHARED = ""  # the user id of the hub's own grant

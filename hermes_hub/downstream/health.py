@@ -12,7 +12,7 @@ import anyio
 from mcp import Client, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 
 log = logging.getLogger("hermes_hub.downstream")
 

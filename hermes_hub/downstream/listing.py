@@ -11,7 +11,7 @@ from typing import Any, Literal
 import mcp.types as types
 from mcp import MCPError
 
-from hermes_hub.errors import DownstreamError
+from hermes_hub.infra.errors import DownstreamError
 
 LIST_METHODS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 MAX_PAGES = 1000  # a server that loops its cursors must not hang start-up

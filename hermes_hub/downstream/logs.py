@@ -14,9 +14,9 @@ import mcp.types as types
 from mcp import Client, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.call import LEVELS, LogRoute
+from hermes_hub.infra.call import LEVELS, LogRoute
 from hermes_hub.downstream.relay import Relay
-from hermes_hub.masking import MASKER
+from hermes_hub.infra.masking import MASKER
 
 log = logging.getLogger("hermes_hub.downstream")
 

@@ -19,7 +19,7 @@ import anyio
 from anyio.abc import SocketStream, TaskGroup
 from mcp.shared.auth import AuthorizationCodeResult
 
-from hermes_hub.errors import HubError
+from hermes_hub.infra.errors import HubError
 
 MAX_HEAD = 16 * 1024  # bytes of a request head read before giving up on it
 READ_SECONDS = 10.0  # a browser sends its request at once

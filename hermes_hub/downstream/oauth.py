@@ -22,9 +22,9 @@ import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthTokenError
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.grants import SHARED, Grant, Grants
-from hermes_hub.vault import VaultError
+from hermes_hub.services.vault import VaultError
 
 
 class Link(Protocol):

@@ -15,13 +15,13 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from hermes_hub.config import HubConfig, ServerConfig
+from hermes_hub.infra.config import HubConfig, ServerConfig
 from hermes_hub.downstream.accounts import Accounts
 from hermes_hub.downstream.connection import Connection
 from hermes_hub.downstream.framing import set_message_limit
 from hermes_hub.downstream.grants import Grants
-from hermes_hub.errors import HubError
-from hermes_hub.vault import Vault
+from hermes_hub.infra.errors import HubError
+from hermes_hub.services.vault import Vault
 
 STOP_TIMEOUT = 10.0  # a connection's teardown is itself bounded (stdin, SIGTERM, SIGKILL); this is a backstop
 

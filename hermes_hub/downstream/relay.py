@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import mcp.types as types
 from mcp import MCPError
 
-from hermes_hub.call import CallContext, HostChannel
+from hermes_hub.infra.call import CallContext, HostChannel
 
 
 class Pausable(Protocol):

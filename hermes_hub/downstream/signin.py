@@ -23,10 +23,10 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.grants import SHARED, Grant, Grants
 from hermes_hub.downstream.oauth import preregistered, provider, signs_in, with_scopes
-from hermes_hub.errors import HubError
+from hermes_hub.infra.errors import HubError
 
 CHECK_SECONDS = 60.0  # the handshake and listing that run the flow and show the grant works
 

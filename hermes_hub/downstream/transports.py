@@ -30,7 +30,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.framing import Dropped, InFlight, message_limit, read_lines, too_big
 from hermes_hub.downstream.grants import Grants
 from hermes_hub.downstream.http_limit import Capped, plain

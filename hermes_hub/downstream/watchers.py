@@ -13,7 +13,7 @@ from mcp import Client, MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from hermes_hub.errors import DownstreamError
+from hermes_hub.infra.errors import DownstreamError
 
 log = logging.getLogger("hermes_hub.downstream")
 NotifyFn = Callable[[], Awaitable[None]]

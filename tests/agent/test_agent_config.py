@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from hermes_hub.cli import main
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
+from hermes_hub.app.cli import main
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
 
 
 def check(tmp_path: Path, agent: dict, env: dict[str, str] | None = None) -> Result:
@@ -82,8 +82,8 @@ def test_check_warns_when_a_vendor_has_no_key_in_hub_json_or_the_environment(tmp
 
 
 def test_a_section_built_in_code_is_checked_when_its_provider_is_made():
-    from hermes_hub.config import AgentSection
-    from hermes_hub.models import make_provider
+    from hermes_hub.infra.config import AgentSection
+    from hermes_hub.infra.models import make_provider
 
     with pytest.raises(ConfigError, match="agent.model: provider 'openai' needs 'model'"):
         make_provider(AgentSection(provider="openai"))

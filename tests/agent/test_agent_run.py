@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.call import CallContext, Identity
+from hermes_hub.infra.call import CallContext, Identity
 from tests.support import Progress, toy, until
 
 pytestmark = pytest.mark.anyio
@@ -257,7 +257,7 @@ async def test_each_profile_is_a_prompt_that_hands_its_task_to_the_agent_and_fol
         got = await host.get_prompt("hermes_agent_careful", {"task": "tidy my notes", "session_id": "ses_1"})
         with pytest.raises(Exception) as missing:
             await host.get_prompt("hermes_agent_careful", {})
-        from hermes_hub.config import load_config
+        from hermes_hub.infra.config import load_config
 
         data = json.loads((tmp_path / "hub.json").read_text())
         data["agents"]["planner"] = {"instructions": "You plan my week.\nDone when every day has a plan."}

@@ -11,12 +11,12 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_hub.agent.artifacts import Artifacts
-from hermes_hub.agent.results import CUT_KEY, cut
-from hermes_hub.config.sections import ArtifactsSection
-from hermes_hub.errors import NotFound
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import ArtifactRecord, utcnow
+from hermes_hub.core.agent.artifacts import Artifacts
+from hermes_hub.core.agent.results import CUT_KEY, cut
+from hermes_hub.infra.config.sections import ArtifactsSection
+from hermes_hub.infra.errors import NotFound
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import ArtifactRecord, utcnow
 from tests.support import as_user, serve_process, toy
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +94,7 @@ def test_a_json_result_is_cut_to_valid_json_that_says_what_was_left_out_and_wher
 async def test_an_artifact_past_keep_days_is_refused_at_once_and_the_sweep_deletes_it(tmp_path):
     settings = ArtifactsSection(keep_days=1, max_chars=1000)
     async with open_store(f"sqlite:///{tmp_path}/hub.db") as store:
-        from hermes_hub.sessions import Sessions
+        from hermes_hub.services.sessions import Sessions
 
         sid = (await Sessions(store).create("alice", "t")).session_id
         artifacts = Artifacts(store, settings)

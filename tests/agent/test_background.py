@@ -10,8 +10,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.agent.background import HEADER, arrange
-from hermes_hub.memory.model import RecallItem
+from hermes_hub.core.agent.background import HEADER, arrange
+from hermes_hub.services.memory.model import RecallItem
 from tests.agent.test_providers import KEY, OPENAI, base_for
 from tests.agent.vendors import FakeVendor, served
 from tests.support import serve_process, until

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hermes_hub.agent.context import Budget, build_request, tokens
+from hermes_hub.core.agent.context import Budget, build_request, tokens
 
 ZH = "我们下周二下午三点在公司三楼会议室讨论新产品的发布计划，请提前准备好市场调研报告和预算表。"
 EN = "We will discuss the launch plan for the new product in the third-floor meeting room next Tuesday at 3pm."

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
 from tests.support import demo
 
 pytestmark = pytest.mark.anyio

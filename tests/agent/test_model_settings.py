@@ -13,12 +13,12 @@ from click.testing import CliRunner
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.agent.completion import CONTINUE
-from hermes_hub.agent.profiles import resolve
-from hermes_hub.cli import main
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
-from hermes_hub.models import Message
+from hermes_hub.core.agent.completion import CONTINUE
+from hermes_hub.core.agent.profiles import resolve
+from hermes_hub.app.cli import main
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
+from hermes_hub.infra.models import Message
 from tests.agent.test_providers import ANTHROPIC, BOTH, KEY, OPENAI, Vendor, base_for, provider_for
 from tests.agent.test_providers import OPENED
 from tests.agent.vendors import FakeVendor, served

@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from hermes_hub.agent.profiles import resolve
-from hermes_hub.config import parse_config
+from hermes_hub.core.agent.profiles import resolve
+from hermes_hub.infra.config import parse_config
 from tests.support import serve_process, toy
 
 pytestmark = pytest.mark.anyio

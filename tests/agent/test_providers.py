@@ -12,10 +12,10 @@ from typing import Any, Callable
 import anyio
 import pytest
 
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
-from hermes_hub.models import Message, ProviderError, ToolCall, ToolSpec, Usage, make_provider
-from hermes_hub.models.scripted import ScriptedProvider
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
+from hermes_hub.infra.models import Message, ProviderError, ToolCall, ToolSpec, Usage, make_provider
+from hermes_hub.infra.models.scripted import ScriptedProvider
 from tests.agent import vendors
 from tests.agent.vendors import FakeVendor, served
 from tests.support import PROJECT, free_port

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from hermes_hub.agent.gate import RunGate
+from hermes_hub.core.agent.gate import RunGate
 from tests.support import Progress, serve_process, toy, until
 
 pytestmark = pytest.mark.anyio

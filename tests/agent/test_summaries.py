@@ -70,7 +70,7 @@ async def _session(host: Client, sid: str) -> dict:
 
 
 async def _rows(tmp_path, sql: str) -> list[tuple]:
-    from hermes_hub.storage import open_store
+    from hermes_hub.infra.storage import open_store
 
     async with open_store(f"sqlite:///{tmp_path}/hub.db") as store:
         return await store.raw(sql)

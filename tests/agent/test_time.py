@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
 from tests.agent.test_providers import KEY, OPENAI, base_for
 from tests.agent.vendors import FakeVendor, served
 from tests.support import serve_process, toy

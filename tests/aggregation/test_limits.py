@@ -6,8 +6,8 @@ import json
 
 import mcp.types as types
 
-from hermes_hub.aggregation.arguments import ArgumentCheck
-from hermes_hub.aggregation.truncation import fit_result, result_size
+from hermes_hub.core.aggregation.arguments import ArgumentCheck
+from hermes_hub.core.aggregation.truncation import fit_result, result_size
 
 SCHEMA = {"type": "object", "properties": {"title": {"type": "string", "maxLength": 200},
                                            "count": {"type": "integer"}}, "required": ["title"]}

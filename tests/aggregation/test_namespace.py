@@ -2,8 +2,8 @@
 
 import pytest
 
-from hermes_hub.aggregation.filters import NameFilter
-from hermes_hub.aggregation.namespace import Namespace, name_problem
+from hermes_hub.core.aggregation.filters import NameFilter
+from hermes_hub.core.aggregation.namespace import Namespace, name_problem
 
 URIS = ["notes://note/{id}", "file:///tmp/a b.txt", "urn:isbn:123", "http://x.com/a?b=1#c", "plain", "notes://fs/x"]
 

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.pipeline.approval import QUESTION_KEY, STATE_PREFIX, Rules
+from hermes_hub.core.pipeline.approval import QUESTION_KEY, STATE_PREFIX, Rules
 from tests.support import toy
 
 pytestmark = pytest.mark.anyio
@@ -168,9 +168,9 @@ def test_which_tools_need_a_yes_globs_and_destructive_hints_unless_approve_destr
 
 
 async def test_a_yes_is_bound_to_caller_tool_and_arguments_in_the_store(hub):
-    from hermes_hub.call import Identity
-    from hermes_hub.errors import NotFound
-    from hermes_hub.pipeline.approvals import digest_of
+    from hermes_hub.infra.call import Identity
+    from hermes_hub.infra.errors import NotFound
+    from hermes_hub.core.pipeline.approvals import digest_of
 
     book, ana = hub.approvals, Identity("ana")
     record = await book.open(ana, "toy_echo", "toy", {"b": 1, "a": [1, 2]}, timeout=30)
@@ -188,7 +188,7 @@ async def test_a_yes_is_bound_to_caller_tool_and_arguments_in_the_store(hub):
 
 
 async def test_a_leaked_round_state_answers_another_caller_as_an_unknown_one_and_the_approval_waits_on(hub):
-    from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
+    from hermes_hub.infra.call import CallContext, HostChannel, Identity, InputRounds
 
     def ctx(user: str, rounds: InputRounds) -> CallContext:
         return CallContext(Identity(user), host=HostChannel(in_rounds=("elicitation",)), rounds=rounds)

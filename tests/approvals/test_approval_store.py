@@ -10,10 +10,10 @@ from contextlib import AsyncExitStack
 import anyio
 import pytest
 
-from hermes_hub.call import Identity
-from hermes_hub.errors import NotFound
-from hermes_hub.pipeline.approvals import Approvals, digest_of
-from hermes_hub.storage import Store, open_store
+from hermes_hub.infra.call import Identity
+from hermes_hub.infra.errors import NotFound
+from hermes_hub.core.pipeline.approvals import Approvals, digest_of
+from hermes_hub.infra.storage import Store, open_store
 from tests.storage.conftest import BACKENDS, url_for
 
 pytestmark = pytest.mark.anyio

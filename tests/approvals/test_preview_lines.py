@@ -1,12 +1,12 @@
-"""The preview of a call awaiting approval (``hermes_hub.pipeline.preview``), without a hub: every argument
+"""The preview of a call awaiting approval (``hermes_hub.core.pipeline.preview``), without a hub: every argument
 by key path, shortened, hidden characters escaped, and ``Unshowable`` past its bounds."""
 
 from __future__ import annotations
 
 import pytest
 
-from hermes_hub.masking import MASKER
-from hermes_hub.pipeline.preview import MAX_CALL_CHARS, Preview, Unshowable, whole
+from hermes_hub.infra.masking import MASKER
+from hermes_hub.core.pipeline.preview import MAX_CALL_CHARS, Preview, Unshowable, whole
 
 
 def test_nested_values_are_flattened_to_key_paths_and_every_one_is_shown():

@@ -20,8 +20,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from hermes_hub.storage import open_store
-from hermes_hub.storage.approvals import ApprovalRecord
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.approvals import ApprovalRecord
 from tests.support import PROJECT, Served, serve_process, toy, until
 from tests.web.pages import browser
 
@@ -74,7 +74,7 @@ async def pending(hub: Hub, user: str, role: str = "user") -> list[ApprovalRecor
 
 
 def _now() -> Any:
-    from hermes_hub.storage.records import utcnow
+    from hermes_hub.infra.storage.records import utcnow
     return utcnow()
 
 

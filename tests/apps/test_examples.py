@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_hub.aggregation.namespace import Namespace
+from hermes_hub.core.aggregation.namespace import Namespace
 from tests.interop.conftest import LOOPBACK_ONLY, MODULES, INTEROP, node, require, run
 from tests.support import PROJECT, free_port, hub_env, process, serve_process, wait_port
 

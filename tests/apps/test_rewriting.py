@@ -20,9 +20,9 @@ from mcp.client import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
 from hermes_hub import Hub
-from hermes_hub.aggregation import apps
-from hermes_hub.aggregation.namespace import Namespace
-from hermes_hub.config import parse_config
+from hermes_hub.core.aggregation import apps
+from hermes_hub.core.aggregation.namespace import Namespace
+from hermes_hub.infra.config import parse_config
 from tests.fixtures.weather_app import HTML, UI_META, VIEW
 from tests.support import PROJECT, stdio_hub
 

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from hermes_hub.errors import InvalidInput
-from hermes_hub.memory import formats
-from hermes_hub.memory.chunking import MAX_CHARS, Block, chunk, sentences
+from hermes_hub.infra.errors import InvalidInput
+from hermes_hub.services.memory import formats
+from hermes_hub.services.memory.chunking import MAX_CHARS, Block, chunk, sentences
 
 
 def test_chunks_follow_headings_and_never_span_two_sections():

@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from tests.support import serve_asgi
 
 pytestmark = pytest.mark.anyio

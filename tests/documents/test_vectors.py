@@ -6,10 +6,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from hermes_hub.config import MemorySection
-from hermes_hub.memory.documents import Documents
-from hermes_hub.memory.embedders import make_embedder
-from hermes_hub.storage import open_store
+from hermes_hub.infra.config import MemorySection
+from hermes_hub.services.memory.documents import Documents
+from hermes_hub.services.memory.embedders import make_embedder
+from hermes_hub.infra.storage import open_store
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ import uvicorn
 from mcp import ClientSession, MCPError
 from mcp.server import MCPServer
 
-from hermes_hub.config import ServerConfig
+from hermes_hub.infra.config import ServerConfig
 from hermes_hub.downstream.framing import Dropped, message_limit, read_lines, set_message_limit, too_big
 from hermes_hub.downstream.http_limit import _CappedEvents
 from hermes_hub.downstream.transports import Link, open_transport

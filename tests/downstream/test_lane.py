@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, MCPError
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from hermes_hub.downstream.lane import TAG, StdioLane
 from tests.support import PROJECT, until
 

@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.config import parse_config
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.config import parse_config
 from hermes_hub.downstream import Connection, Pool
 from tests.support import free_port, process, toy, wait_port
 

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from tests.support import toy
 
 pytestmark = pytest.mark.anyio

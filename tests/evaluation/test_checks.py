@@ -8,9 +8,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from hermes_hub.cli import main
-from hermes_hub.evaluation import check, load_cases
-from hermes_hub.evaluation.cases import CaseError, Expect
+from hermes_hub.app.cli import main
+from hermes_hub.services.evaluation import check, load_cases
+from hermes_hub.services.evaluation.cases import CaseError, Expect
 
 DONE = {"answer": "Reminder set for 10:00: call Li.", "stop_reason": "answered", "intents": ["remind", "schedule"],
         "asked": 0, "tool_calls": [

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.cli import main
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.app.cli import main
 
 RULES = [{"when": "what is two plus two", "text": "Five."}, {"when": "say hi", "text": "Hi."}]
 

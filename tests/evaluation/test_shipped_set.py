@@ -11,7 +11,7 @@ import sys
 
 from click.testing import CliRunner
 
-from hermes_hub.cli import main
+from hermes_hub.app.cli import main
 from tests.support import PROJECT
 
 SET = PROJECT / "evals" / "scenarios.json"

@@ -1,4 +1,4 @@
-"""Large limits take their units from the store a block at a time (``hermes_hub.pipeline.blocks``): a call
+"""Large limits take their units from the store a block at a time (``hermes_hub.core.pipeline.blocks``): a call
 costs no store write while its block lasts, two replicas on one store still never pass the limit together,
 what a block has left goes back once its counter is idle and when the hub stops, and small limits stay
 exact (a freed unit is in the store at once, for the other replica)."""
@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_hub.pipeline.blocks import PARTS, REFRESH, Blocks
-from hermes_hub.storage import open_store
+from hermes_hub.core.pipeline.blocks import PARTS, REFRESH, Blocks
+from hermes_hub.infra.storage import open_store
 from tests.support import until
 
 pytestmark = pytest.mark.anyio

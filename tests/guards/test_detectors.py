@@ -8,11 +8,11 @@ import time
 import mcp.types as types
 import pytest
 
-from hermes_hub.config import parse_config
-from hermes_hub.config.guard_rules import DETECTORS, MaskSection
-from hermes_hub.errors import ConfigError
-from hermes_hub.pipeline.detectors import Redactor, card_valid, cn_id_valid
-from hermes_hub.pipeline.mask import MaskStep
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.config.guard_rules import DETECTORS, MaskSection
+from hermes_hub.infra.errors import ConfigError
+from hermes_hub.core.pipeline.detectors import Redactor, card_valid, cn_id_valid
+from hermes_hub.core.pipeline.mask import MaskStep
 
 
 def masked(text: str, *detectors: str, **patterns: str) -> str:

@@ -14,12 +14,12 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.config import parse_config
-from hermes_hub.hub import Hub
-from hermes_hub.pipeline import originals
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import utcnow
-from hermes_hub.vault import SecretKey, Vault
+from hermes_hub.infra.config import parse_config
+from hermes_hub.app.hub import Hub
+from hermes_hub.core.pipeline import originals
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import utcnow
+from hermes_hub.services.vault import SecretKey, Vault
 from tests.postgres import new_database
 from tests.support import PROJECT, as_user, serve_process, until, until_listed
 

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from tests.support import PROJECT, free_port, process, toy, until_listed, wait_port
 
 pytestmark = pytest.mark.anyio

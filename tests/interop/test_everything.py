@@ -237,7 +237,7 @@ async def test_a_subscription_is_renewed_after_the_server_restarts(tmp_path):
     import signal
 
     from hermes_hub import Hub
-    from hermes_hub.config import parse_config
+    from hermes_hub.infra.config import parse_config
 
     updated = anyio.Event()
 

@@ -12,8 +12,8 @@ import sys
 
 import anyio
 
-from hermes_hub.memory.indexer import Indexer
-from hermes_hub.storage import open_store
+from hermes_hub.services.memory.indexer import Indexer
+from hermes_hub.infra.storage import open_store
 from tests.memory.counting_embedder import CountingEmbedder
 
 

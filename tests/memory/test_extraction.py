@@ -140,7 +140,7 @@ async def test_the_extraction_queue_survives_a_kill_9_and_judges_each_conversati
     import os
     import signal
 
-    from hermes_hub.storage import open_store
+    from hermes_hub.infra.storage import open_store
     from tests.support import serve_process
 
     sessions = 40

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.support import serve_process, until
 
 pytestmark = pytest.mark.anyio
@@ -57,7 +57,7 @@ async def test_indexing_killed_mid_way_resumes_after_a_restart_and_indexes_each_
 
 async def test_a_message_written_after_the_newest_one_was_deleted_is_still_indexed(tmp_path):
     from hermes_hub import Hub
-    from hermes_hub.config import parse_config
+    from hermes_hub.infra.config import parse_config
 
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
     async with Hub(config) as hub, Client(hub.server) as host:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_hub.memory import Memories
-from hermes_hub.storage import open_store
-from hermes_hub.storage.terms import match_query
+from hermes_hub.services.memory import Memories
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.terms import match_query
 
 pytestmark = pytest.mark.anyio
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from hermes_hub.memory import Memories, RecallQuery
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
+from hermes_hub.services.memory import Memories, RecallQuery
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import NewMessage, SessionRecord, utcnow
 
 pytestmark = pytest.mark.anyio
 

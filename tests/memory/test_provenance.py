@@ -11,8 +11,8 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
-from hermes_hub.errors import InvalidInput
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import InvalidInput
 from tests.postgres import new_database
 
 pytestmark = pytest.mark.anyio

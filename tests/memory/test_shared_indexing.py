@@ -13,10 +13,10 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hermes_hub.memory.indexer import TERMS_MARK, VECTOR_BATCH, Indexer, in_context
-from hermes_hub.storage import Store, open_store
-from hermes_hub.storage.records import NewMessage, SessionRecord, utcnow
-from hermes_hub.storage.rows import vector_table
+from hermes_hub.services.memory.indexer import TERMS_MARK, VECTOR_BATCH, Indexer, in_context
+from hermes_hub.infra.storage import Store, open_store
+from hermes_hub.infra.storage.records import NewMessage, SessionRecord, utcnow
+from hermes_hub.infra.storage.rows import vector_table
 from tests.memory.counting_embedder import CountingEmbedder
 from tests.postgres import new_database
 from tests.support import PROJECT, until

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from hermes_hub.memory.timeparse import QueryTime, TimeSpan, mentions, query_window, resolve
+from hermes_hub.services.memory.timeparse import QueryTime, TimeSpan, mentions, query_window, resolve
 
 MON = datetime(2023, 5, 8, 15, 0, tzinfo=UTC)  # a Monday; its week is May 8-14
 SUN = datetime(2023, 5, 7, 21, 30, tzinfo=UTC)  # a Sunday, the last day of the week May 1-7

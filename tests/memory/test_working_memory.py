@@ -17,9 +17,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from hermes_hub import Hub
-from hermes_hub.config import parse_config
-from hermes_hub.errors import InvalidInput, NotFound
-from hermes_hub.memory.working import WorkingMemory
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import InvalidInput, NotFound
+from hermes_hub.services.memory.working import WorkingMemory
 from tests.agent.vendors import openai_text, serve_app
 from tests.postgres import new_database
 from tests.support import as_user, serve_process

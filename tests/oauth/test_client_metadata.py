@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from hermes_hub.authorization.clients import is_metadata_url
+from hermes_hub.protocol.authorization.clients import is_metadata_url
 from tests.agent.vendors import serve_app
 from tests.oauth.flow import CALLBACK, Raw, hub_config
 from tests.support import serve_process

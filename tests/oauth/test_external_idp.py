@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.agent.vendors import serve_app
 from tests.oauth.flow import HANDSHAKE, TOKENS, hub_config
 from tests.oauth.idp import TestIdP

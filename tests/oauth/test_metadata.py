@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from hermes_hub.config import parse_config
-from hermes_hub.upstream.exposure import Exposure
+from hermes_hub.infra.config import parse_config
+from hermes_hub.protocol.upstream.exposure import Exposure
 from tests.oauth.flow import HANDSHAKE, hub_config
 from tests.support import serve_process
 

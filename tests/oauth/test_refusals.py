@@ -7,7 +7,7 @@ import logging
 import httpx2
 import pytest
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.oauth.flow import CALLBACK, TOKENS, Raw, hub_config
 from tests.support import serve_process
 
@@ -132,7 +132,7 @@ async def test_no_secret_of_the_flow_reaches_the_hub_log(raw, tmp_path):
 
 def test_a_consent_page_s_request_id_is_hidden_in_the_access_log_when_request_lines_are_shown():
     # request lines are DEBUG (issue 33); with them shown, the pending sign-in's id stays out of the line
-    import hermes_hub.web.consent  # noqa: F401  (puts its filter on uvicorn.access at import)
+    import hermes_hub.app.web.consent  # noqa: F401  (puts its filter on uvicorn.access at import)
 
     record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d', (
         "127.0.0.1:5000", "GET", "/status/authorize/req_SECRET123?x=1", "1.1", 200), None)

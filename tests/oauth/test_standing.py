@@ -12,7 +12,7 @@ import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.oauth.flow import CALLBACK, Raw
 from tests.postgres import new_database
 from tests.standing import CARD, cli, token, tokens_before_start

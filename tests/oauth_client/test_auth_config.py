@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_hub.config import parse_config
+from hermes_hub.infra.config import parse_config
 from hermes_hub.downstream.oauth import client_metadata, preregistered, signs_in, with_scopes
-from hermes_hub.errors import ConfigError
+from hermes_hub.infra.errors import ConfigError
 
 
 def server(**entry):  # type: ignore[no-untyped-def]

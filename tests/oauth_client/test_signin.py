@@ -14,11 +14,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.config import load_config
+from hermes_hub.infra.config import load_config
 from hermes_hub.downstream.grants import Grants
-from hermes_hub.hub import Hub
-from hermes_hub.storage import open_store
-from hermes_hub.vault import Vault, load_hub_key
+from hermes_hub.app.hub import Hub
+from hermes_hub.infra.storage import open_store
+from hermes_hub.services.vault import Vault, load_hub_key
 from tests.oauth_client.protected import Protected, serving
 from tests.support import PROJECT, until
 

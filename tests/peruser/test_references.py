@@ -9,8 +9,8 @@ import sys
 import anyio
 import pytest
 
-from hermes_hub.config import parse_config
-from hermes_hub.errors import ConfigError
+from hermes_hub.infra.config import parse_config
+from hermes_hub.infra.errors import ConfigError
 from tests.support import PROJECT
 
 

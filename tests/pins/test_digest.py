@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mcp.types as types
 
-from hermes_hub.aggregation.pins import (
+from hermes_hub.core.aggregation.pins import (
     MAX_DIFF_LINES,
     changed_fields,
     definition,

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
-from hermes_hub.aggregation.pins import digest
-from hermes_hub.storage import Store, open_store
-from hermes_hub.storage.copy import copy_store
-from hermes_hub.storage.records import PinRecord
+from hermes_hub.core.aggregation.pins import digest
+from hermes_hub.infra.storage import Store, open_store
+from hermes_hub.infra.storage.copy import copy_store
+from hermes_hub.infra.storage.records import PinRecord
 from tests.postgres import new_database
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from hermes_hub.aggregation.pins import pinned
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import PinRecord
+from hermes_hub.core.aggregation.pins import pinned
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import PinRecord
 from tests.fixtures.drifting_server import BASE
 from tests.pins.support import change, cli, hub_json, text, write
 from tests.support import serve_process, tool_names, until, until_listed

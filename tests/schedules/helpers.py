@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 
 from hermes_hub import Hub
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.schedules import ManualClock
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.core.schedules import ManualClock
 
 ANSWERS = [{"when": r"^\[scheduled run of", "text": "Done at its time."}, {"text": "ok"}]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_hub.schedules import ManualClock
+from hermes_hub.core.schedules import ManualClock
 from tests.schedules.helpers import call, clocked_hub, inbox, settle, ts, write_config
 
 pytestmark = pytest.mark.anyio

@@ -7,12 +7,12 @@ import json
 import anyio
 from click.testing import CliRunner
 
-from hermes_hub.call import Identity
-from hermes_hub.cli import main
-from hermes_hub.config import load_config
-from hermes_hub.schedules import Clock, Schedules
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import open_store
+from hermes_hub.infra.call import Identity
+from hermes_hub.app.cli import main
+from hermes_hub.infra.config import load_config
+from hermes_hub.core.schedules import Clock, Schedules
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import open_store
 from tests.schedules.helpers import write_config
 
 

@@ -7,9 +7,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.call import Identity
-from hermes_hub.schedules import ManualClock
-from hermes_hub.web.view import view
+from hermes_hub.infra.call import Identity
+from hermes_hub.core.schedules import ManualClock
+from hermes_hub.app.web.view import view
 from tests.support import until
 from tests.schedules.helpers import call, clocked_hub, inbox, refused, settle, ts, write_config
 

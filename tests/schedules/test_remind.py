@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.schedules import ManualClock
+from hermes_hub.core.schedules import ManualClock
 from tests.agent import vendors
 from tests.agent.test_providers import KEY
 from tests.schedules.helpers import clocked_hub, inbox, settle, ts

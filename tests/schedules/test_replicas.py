@@ -12,10 +12,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from hermes_hub.schedules import ManualClock
-from hermes_hub.storage import open_store
-from hermes_hub.storage.copy import copy_store
-from hermes_hub.storage.timetable import Planned, ScheduleRecord
+from hermes_hub.core.schedules import ManualClock
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.copy import copy_store
+from hermes_hub.infra.storage.timetable import Planned, ScheduleRecord
 from tests.agent import vendors
 from tests.agent.test_providers import KEY
 from tests.postgres import new_database

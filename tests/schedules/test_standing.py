@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.standing import CARD, cli, token, tokens_before_start
 from tests.support import as_user, serve_process, toy, until
 

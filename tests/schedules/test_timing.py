@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hermes_hub.errors import InvalidInput
-from hermes_hub.schedules.timing import Timing, interval, jitter
+from hermes_hub.infra.errors import InvalidInput
+from hermes_hub.core.schedules.timing import Timing, interval, jitter
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -24,14 +24,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.fuzz_bounds import HEALTHZ_TARGET_S, RSS_GROWTH_TARGET_MB, Watch, watched
-from hermes_hub.aggregation.catalog import MAX_DESCRIPTION_CHARS
+from hermes_hub.core.aggregation.catalog import MAX_DESCRIPTION_CHARS
 from hermes_hub.downstream.framing import read_lines
 from hermes_hub.downstream.transports import MAX_STDERR_LINE, _lines
-from hermes_hub.errors import InvalidInput
-from hermes_hub.storage.search import MAX_TERM_CHARS, terms
-from hermes_hub.toolsets.search import EMBED_QUERY_CHARS, MAX_QUERY_CHARS, ToolIndex
-from hermes_hub.toolsets.tokens import CHARS_PER_TOKEN, tokenizer
-from hermes_hub.toolsets.typos import MAX_LENGTH, Typos
+from hermes_hub.infra.errors import InvalidInput
+from hermes_hub.infra.storage.search import MAX_TERM_CHARS, terms
+from hermes_hub.core.toolsets.search import EMBED_QUERY_CHARS, MAX_QUERY_CHARS, ToolIndex
+from hermes_hub.core.toolsets.tokens import CHARS_PER_TOKEN, tokenizer
+from hermes_hub.core.toolsets.typos import MAX_LENGTH, Typos
 from tests.fixtures.toy_server import one_word
 from tests.support import as_user, serve_process, toy
 
@@ -242,7 +242,7 @@ async def test_a_schema_pattern_that_backtracks_exponentially_is_matched_in_line
 
 
 def test_patterns_re2_cannot_take_are_left_to_the_server_and_additional_properties_still_count():
-    from hermes_hub.aggregation.arguments import ArgumentCheck
+    from hermes_hub.core.aggregation.arguments import ArgumentCheck
 
     check = ArgumentCheck("t", {"type": "object", "properties": {"x": {"type": "string", "pattern": "^(?=a)a+$"}},
                                 "patternProperties": {"^(b+)+$": {"type": "integer"}}, "additionalProperties": False})

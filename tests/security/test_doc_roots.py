@@ -15,8 +15,8 @@ import httpx2
 import pytest
 from mcp import Client
 
-from hermes_hub.errors import InvalidInput
-from hermes_hub.memory.addresses import Address
+from hermes_hub.infra.errors import InvalidInput
+from hermes_hub.services.memory.addresses import Address
 from tests.support import as_user, serve_asgi, served_hub
 
 pytestmark = pytest.mark.anyio

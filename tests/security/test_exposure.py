@@ -16,8 +16,8 @@ import httpx2
 import pytest
 
 from bench.fuzz_bounds import raw_head
-from hermes_hub.config import load_config
-from hermes_hub.upstream.exposure import Exposure
+from hermes_hub.infra.config import load_config
+from hermes_hub.protocol.upstream.exposure import Exposure
 from tests.support import PROJECT, Served, serve_process, toy
 from tests.web.pages import cli, store_token
 
@@ -286,7 +286,7 @@ def test_host_names_of_a_loopback_hub_are_its_addresses_localhost_and_the_config
 
 
 def test_hub_json_names_a_bad_proxy_address_and_a_host_with_a_port(tmp_path):
-    from hermes_hub.errors import ConfigError
+    from hermes_hub.infra.errors import ConfigError
 
     path = tmp_path / "bad.json"
     path.write_text(json.dumps({"mcpServers": {}, "hub": {"trusted_proxies": ["proxy.lan"]}}))

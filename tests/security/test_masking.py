@@ -13,10 +13,12 @@ import httpx2
 import pytest
 from mcp import Client
 
-from hermes_hub import Hub, audit
-from hermes_hub.config import parse_config
-from hermes_hub.identity import new_token
-from hermes_hub.masking import MASKER, Masker
+from hermes_hub import Hub
+
+from hermes_hub.services import audit
+from hermes_hub.infra.config import parse_config
+from hermes_hub.services.identity import new_token
+from hermes_hub.infra.masking import MASKER, Masker
 from tests.support import PROJECT, as_user, serve_process, toy
 
 TOKEN = "masking-user-token-0123456789"
@@ -212,7 +214,7 @@ async def test_the_hubs_oauth_tokens_jwts_stripe_and_google_keys_are_masked_in_a
 
 
 def test_the_event_bus_masks_an_events_free_text_whoever_publishes_it():
-    from hermes_hub.events import Bus, UserMessageReceived
+    from hermes_hub.infra.events import Bus, UserMessageReceived
 
     bus = Bus()
     with bus.subscribe("test") as events:

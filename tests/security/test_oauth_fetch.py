@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from hermes_hub.authorization.fetch import inward
+from hermes_hub.protocol.authorization.fetch import inward
 from tests.oauth.flow import Raw, hub_config
 from tests.support import serve_asgi, serve_process
 

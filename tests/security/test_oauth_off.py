@@ -8,8 +8,8 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import utcnow
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import utcnow
 from tests.oauth.flow import CALLBACK, HANDSHAKE, TOKENS, hub_config
 from tests.support import serve_process, toy
 

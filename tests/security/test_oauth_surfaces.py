@@ -20,9 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 
-from hermes_hub.identity import token_hash
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import OAuthTokenRecord, utcnow
+from hermes_hub.services.identity import token_hash
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import OAuthTokenRecord, utcnow
 from tests.oauth.flow import CALLBACK, TOKENS, Raw, hub_config
 from tests.support import serve_process
 

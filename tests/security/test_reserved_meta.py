@@ -112,7 +112,7 @@ async def test_a_tasks_result_names_the_hubs_task_not_the_servers_made_up_one(se
 
 
 def test_the_reserved_prefixes_are_the_hubs_and_those_the_spec_reserves_for_mcp():
-    from hermes_hub.aggregation.reserved import is_reserved
+    from hermes_hub.core.aggregation.reserved import is_reserved
 
     reserved = ["hermes-hub/origin", "io.modelcontextprotocol/related-task", "dev.mcp/x",
                 "org.modelcontextprotocol.api/x", "com.mcp.tools/x", "modelcontextprotocol.io/x", "IO.MCP/x"]

@@ -23,12 +23,12 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.bridge import STATE_PREFIX, Bridge
-from hermes_hub.call import CallContext, HostChannel, Identity, InputRounds
-from hermes_hub.errors import DownstreamError
-from hermes_hub.identity import create_token, new_token
-from hermes_hub.storage import open_store
-from hermes_hub.upstream.ownership import HIDDEN
+from hermes_hub.infra.bridge import STATE_PREFIX, Bridge
+from hermes_hub.infra.call import CallContext, HostChannel, Identity, InputRounds
+from hermes_hub.infra.errors import DownstreamError
+from hermes_hub.services.identity import create_token, new_token
+from hermes_hub.infra.storage import open_store
+from hermes_hub.protocol.upstream.ownership import HIDDEN
 from tests.support import Served, demo, free_port, process, serve_process, wait_port
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 from mcp import MCPError
 
-from hermes_hub.errors import ASK_ADMIN
+from hermes_hub.infra.errors import ASK_ADMIN
 from tests.support import PROJECT, as_user, serve_process, toy
 
 pytestmark = pytest.mark.anyio

@@ -19,7 +19,7 @@ import pytest
 import sqlean
 from mcp import Client
 
-from hermes_hub.storage.sqlite.privacy import make_private
+from hermes_hub.infra.storage.sqlite.privacy import make_private
 from tests.support import PROJECT, free_port, wait_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")]
@@ -86,7 +86,7 @@ async def test_a_hub_started_under_umask_022_keeps_its_store_to_its_user(tmp_pat
     assert folder == 0o700 and all(m & 0o077 == 0 for m in after.values()), after
     line = next(line for line in log.read_text().splitlines() if "made it private" in line)
     assert line.split(" ", 2)[2] == (
-        f"WARNING hermes_hub.storage: storage: other OS users could read the store; made it private: "
+        f"WARNING hermes_hub.infra.storage: storage: other OS users could read the store; made it private: "
         f"{data} 0755 -> 0700; {data}/hub.db 0644 -> 0600; {data}/hub.db-wal 0644 -> 0600; "
         f"{data}/hub.db-shm 0644 -> 0600")
     assert [s["session_id"] for s in sessions["sessions"]] == [created["session_id"]]

@@ -12,8 +12,8 @@ import sys
 
 import anyio
 
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import open_store
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import open_store
 
 
 async def main(url: str) -> None:

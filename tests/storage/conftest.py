@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store, open_store
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import Store, open_store
 from tests.postgres import new_database
 
 BACKENDS = ["sqlite", "postgresql"]  # the contract suite runs on each

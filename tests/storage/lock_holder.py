@@ -11,7 +11,7 @@ import sys
 
 import anyio
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 
 
 async def main(url: str, user_id: str, session_id: str, ttl: str) -> None:

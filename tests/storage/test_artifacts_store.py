@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from hermes_hub.errors import NotFound
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import Store
-from hermes_hub.storage.records import ArtifactRecord, utcnow
+from hermes_hub.infra.errors import NotFound
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import Store
+from hermes_hub.infra.storage.records import ArtifactRecord, utcnow
 
 pytestmark = pytest.mark.anyio
 

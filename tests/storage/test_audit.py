@@ -7,11 +7,11 @@ from datetime import timedelta
 import anyio
 import pytest
 
-from hermes_hub import audit
-from hermes_hub.errors import Forbidden, InvalidInput, NotFound, SessionBusy
-from hermes_hub.masking import Masker
-from hermes_hub.storage import Store, open_store
-from hermes_hub.storage.records import AuditRecord, utcnow
+from hermes_hub.services import audit
+from hermes_hub.infra.errors import Forbidden, InvalidInput, NotFound, SessionBusy
+from hermes_hub.infra.masking import Masker
+from hermes_hub.infra.storage import Store, open_store
+from hermes_hub.infra.storage.records import AuditRecord, utcnow
 
 
 def test_values_under_secret_looking_keys_are_masked_at_any_depth():

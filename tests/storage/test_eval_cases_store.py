@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from hermes_hub.storage import Store
-from hermes_hub.storage.records import EvalCaseRecord, utcnow
+from hermes_hub.infra.storage import Store
+from hermes_hub.infra.storage.records import EvalCaseRecord, utcnow
 
 pytestmark = pytest.mark.anyio
 

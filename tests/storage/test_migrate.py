@@ -10,9 +10,9 @@ from pathlib import Path
 
 import anyio
 
-from hermes_hub.storage import Store, open_store
-from hermes_hub.storage.documents import ChunkRow, DocumentRecord
-from hermes_hub.storage.records import (
+from hermes_hub.infra.storage import Store, open_store
+from hermes_hub.infra.storage.documents import ChunkRow, DocumentRecord
+from hermes_hub.infra.storage.records import (
     AuditRecord,
     MemoryEvent,
     MemoryRecord,
@@ -23,7 +23,7 @@ from hermes_hub.storage.records import (
     TokenRecord,
     utcnow,
 )
-from hermes_hub.storage.terms import index_text, match_query
+from hermes_hub.infra.storage.terms import index_text, match_query
 from tests.postgres import new_database
 from tests.support import PROJECT
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from hermes_hub.storage import Store
-from hermes_hub.storage.records import OAuthGrantRecord, OAuthTokenRecord, utcnow
+from hermes_hub.infra.storage import Store
+from hermes_hub.infra.storage.records import OAuthGrantRecord, OAuthTokenRecord, utcnow
 
 pytestmark = pytest.mark.anyio
 

@@ -12,11 +12,11 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hermes_hub.errors import SessionBusy, StorageError
-from hermes_hub.storage import Store, open_store
-from hermes_hub.storage.postgres.schema import MIGRATIONS
-from hermes_hub.storage.records import AuditRecord, MemoryEvent, MemoryRecord, NewMessage, SessionRecord, utcnow
-from hermes_hub.storage.terms import index_text, match_query
+from hermes_hub.infra.errors import SessionBusy, StorageError
+from hermes_hub.infra.storage import Store, open_store
+from hermes_hub.infra.storage.postgres.schema import MIGRATIONS
+from hermes_hub.infra.storage.records import AuditRecord, MemoryEvent, MemoryRecord, NewMessage, SessionRecord, utcnow
+from hermes_hub.infra.storage.terms import index_text, match_query
 from tests.postgres import new_database, start, stop
 from tests.storage.commit_cutter import CommitCutter
 from tests.support import PROJECT, until

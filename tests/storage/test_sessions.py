@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 
-from hermes_hub.errors import InvalidInput, NotFound, SessionBusy
-from hermes_hub.sessions import MAX_IMPORT_MESSAGES, Sessions, estimate_tokens, parse_time
+from hermes_hub.infra.errors import InvalidInput, NotFound, SessionBusy
+from hermes_hub.services.sessions import MAX_IMPORT_MESSAGES, Sessions, estimate_tokens, parse_time
 
 
 async def test_a_session_id_is_unguessable_and_the_session_starts_empty(sessions: Sessions):

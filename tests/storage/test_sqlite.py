@@ -10,11 +10,11 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from hermes_hub.errors import SessionBusy, StorageError
-from hermes_hub.sessions import Sessions
-from hermes_hub.storage import default_url, open_store, sqlite_path
-from hermes_hub.storage.sqlite.migrations import MIGRATIONS
-from hermes_hub.storage.sqlite import SQLiteStore
+from hermes_hub.infra.errors import SessionBusy, StorageError
+from hermes_hub.services.sessions import Sessions
+from hermes_hub.infra.storage import default_url, open_store, sqlite_path
+from hermes_hub.infra.storage.sqlite.migrations import MIGRATIONS
+from hermes_hub.infra.storage.sqlite import SQLiteStore
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -185,7 +185,7 @@ async def test_a_long_write_runs_off_the_event_loop(tmp_path: Path):
 async def test_a_database_written_before_memory_keeps_its_messages_and_search_when_migrated(tmp_path: Path):
     import sqlean
 
-    from hermes_hub.storage.sqlite import migrations
+    from hermes_hub.infra.storage.sqlite import migrations
 
     path = tmp_path / "hub.db"
     db = sqlean.connect(str(path), isolation_level=None)

@@ -8,10 +8,10 @@ from datetime import timedelta
 import anyio
 import pytest
 
-from hermes_hub.errors import InvalidInput, NotFound, SessionBusy
-from hermes_hub.storage import Store
-from hermes_hub.storage.locks import Lease
-from hermes_hub.storage.records import (
+from hermes_hub.infra.errors import InvalidInput, NotFound, SessionBusy
+from hermes_hub.infra.storage import Store
+from hermes_hub.infra.storage.locks import Lease
+from hermes_hub.infra.storage.records import (
     AuditRecord,
     LoginRecord,
     MemoryEvent,

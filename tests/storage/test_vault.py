@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_hub.storage import Store
-from hermes_hub.vault import KEY_ENV, SecretKey, Vault, VaultError, key_file, load_key
+from hermes_hub.infra.storage import Store
+from hermes_hub.services.vault import KEY_ENV, SecretKey, Vault, VaultError, key_file, load_key
 
 KEY = "k" * 40
 

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from hermes_hub import Hub
-from hermes_hub.config import load_config
+from hermes_hub.infra.config import load_config
 from tests.support import PROJECT, free_port, process, wait_port
 from tests.tasks.host import send, start, tasks_host, until_status
 

@@ -10,12 +10,12 @@ import anyio
 import mcp.types as types
 import pytest
 
-from hermes_hub.call import CallContext, Identity
-from hermes_hub.events import Bus, ToolCallRequested, ToolExecutionFinished
-from hermes_hub.pipeline import Call, Pipeline
-from hermes_hub.pipeline.telemetry import Telemetry
-from hermes_hub.telemetry import tracing
-from hermes_hub.telemetry.metrics import Metrics
+from hermes_hub.infra.call import CallContext, Identity
+from hermes_hub.infra.events import Bus, ToolCallRequested, ToolExecutionFinished
+from hermes_hub.core.pipeline import Call, Pipeline
+from hermes_hub.core.pipeline.telemetry import Telemetry
+from hermes_hub.infra.telemetry import tracing
+from hermes_hub.infra.telemetry.metrics import Metrics
 
 pytestmark = pytest.mark.anyio
 
@@ -102,8 +102,8 @@ def test_the_grafana_dashboard_reads_only_metrics_the_hub_exports():
 
 
 def test_without_exported_spans_the_hubs_servers_make_no_request_spans_at_all():
-    from hermes_hub.config import parse_config
-    from hermes_hub.hub import Hub
+    from hermes_hub.infra.config import parse_config
+    from hermes_hub.app.hub import Hub
 
     hub = Hub(parse_config({"mcpServers": {}}))  # not entered: only its servers are looked at
     for endpoint in hub.endpoints.values():

@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from hermes_hub.storage import open_store
-from hermes_hub.storage.records import RunRecord, utcnow
+from hermes_hub.infra.storage import open_store
+from hermes_hub.infra.storage.records import RunRecord, utcnow
 from tests.support import PROJECT, Served, toy
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (.ci/run installs it); Playwright's own download cannot work here

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hermes_hub.storage.records import AuditRecord, utcnow
-from hermes_hub.web.activity import MINUTES, per_server, sparkline
+from hermes_hub.infra.storage.records import AuditRecord, utcnow
+from hermes_hub.app.web.activity import MINUTES, per_server, sparkline
 
 
 def row(ago_minutes: float, server: str | None, outcome: str = "ok") -> AuditRecord:

@@ -8,7 +8,7 @@ import hashlib
 import httpx2
 import pytest
 
-from hermes_hub.storage import open_store
+from hermes_hub.infra.storage import open_store
 from tests.postgres import new_database
 from tests.support import serve_process
 from tests.web.pages import TOKENS, base_url, cli, hub_config, store_token

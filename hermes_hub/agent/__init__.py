@@ -1,2 +1,0 @@
-"""The agent: the loop that lets a model call the catalog's tools, its profiles, questions and summaries.
-Its models come from ``hermes_hub.models``, which memory and ``check`` use as well."""

@@ -1,0 +1,235 @@
+"""``hermes-hub token``, ``audit`` and ``traces``: the hub's own state, read from its store directly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import anyio
+import click
+
+from hermes_hub.app.cli import tables
+from hermes_hub.infra.errors import ConfigError, HubError
+
+if TYPE_CHECKING:
+    from hermes_hub.infra.storage import Store
+
+# The store, pydantic and the audit code are imported when a command runs, so `hermes-hub --help` stays fast.
+ROLES = ["user", "admin"]  # hermes_hub.services.identity.USER, ADMIN
+CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
+
+
+@asynccontextmanager
+async def _store(config: str) -> AsyncIterator[Store]:
+    from hermes_hub.infra.config import load_config
+    from hermes_hub.infra.storage import open_store
+
+    cfg = load_config(config)
+    async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
+        yield store
+
+
+def _run(fn, *args):  # type: ignore[no-untyped-def]
+    try:
+        return anyio.run(fn, *args)
+    except HubError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2 if isinstance(e, ConfigError) else 1)
+
+
+@click.group()
+def token() -> None:
+    """Create, list and revoke bearer tokens for HTTP callers."""
+
+
+@token.command("create")
+@click.argument("user")
+@click.option("--role", type=click.Choice(ROLES), default="user", show_default=True)
+@click.option("--name", default="", help="a label, e.g. the device using it")
+@CONFIG
+def token_create(user: str, role: str, name: str, config: str) -> None:
+    """Create a token for USER and print it once (only its hash is stored)."""
+
+    from hermes_hub.services.identity import create_token
+
+    async def go() -> None:
+        async with _store(config) as store:
+            first = not any(t.revoked_at is None for t in await store.list_tokens())
+            secret, record = await create_token(store, user, role, name)
+        click.echo(secret)
+        click.echo(f"created {record.id} for {record.user_id} (role {record.role}); it is shown only this once",
+                   err=True)
+        click.echo(f"a host sends it as the header   Authorization: Bearer {secret}", err=True)
+        click.echo(f"the CLI reads it (with --url):  export HERMES_TOKEN={secret}", err=True)
+        if first:  # whether a hub requires tokens is decided when it starts
+            click.echo("this is the first token: a hub already serving without tokens keeps doing so until it "
+                       "restarts", err=True)
+
+    _run(go)
+
+
+@token.command("list")
+@click.option("--json", "as_json", is_flag=True)
+@CONFIG
+def token_list(as_json: bool, config: str) -> None:
+    """List tokens and OAuth sign-ins with their client names (never their secrets)."""
+
+    async def go() -> None:
+        async with _store(config) as store:
+            rows = await store.list_tokens()
+            grants = await store.list_oauth_grants()
+        data = [{"id": r.id, "user": r.user_id, "role": r.role, "name": r.name,
+                 "created_at": r.created_at.isoformat(), "revoked_at": r.revoked_at and r.revoked_at.isoformat()}
+                for r in rows]
+        data += [{"id": g.id, "user": g.user_id, "role": g.role, "name": f"OAuth: {g.client_name} ({g.resource})",
+                  "kind": "oauth", "client_id": g.client_id, "resource": g.resource, "scopes": g.scopes,
+                  "created_at": g.created_at.isoformat(), "revoked_at": g.revoked_at and g.revoked_at.isoformat()}
+                 for g in grants]
+        if as_json:
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            click.echo(tables.table(["id", "user", "role", "name", "created", "revoked"],
+                                    [[d["id"], d["user"], d["role"], d["name"], d["created_at"][:19],
+                                      (d["revoked_at"] or "")[:19]] for d in data]))
+
+    _run(go)
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@CONFIG
+def token_revoke(token_id: str, config: str) -> None:
+    """Revoke the token or OAuth sign-in with TOKEN_ID (see `token list`), on every replica."""
+
+    async def go() -> None:
+        async with _store(config) as store:
+            if token_id.startswith("oag_"):  # an OAuth grant: its access and refresh tokens end with it
+                if not await store.revoke_oauth_grant(token_id, at=datetime.now(UTC)):
+                    raise HubError(f"no live OAuth sign-in with id {token_id!r}; see `hermes-hub token list`")
+                click.echo(f"revoked {token_id}: its client must sign in again")
+                return
+            if not await store.revoke_token(token_id, at=datetime.now(UTC)):
+                raise HubError(f"no live token with id {token_id!r}; see `hermes-hub token list`")
+            left = any(t.revoked_at is None for t in await store.list_tokens())
+        click.echo(f"revoked {token_id}")
+        if not left:
+            click.echo("no live token is left: a hub that requires tokens now refuses every HTTP caller until "
+                       "you create one with `hermes-hub token create USER`", err=True)
+
+    _run(go)
+
+
+@click.command("audit")
+@click.option("--user", help="whose calls (default: everyone's)")
+@click.option("--tool", help="only this public tool name")
+@click.option("--since", help="ISO 8601 time, or a duration like 30m, 12h, 7d")
+@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--unmask", "unmask", metavar="CALL_ID",
+              help="show the original arguments and result of a masked call (audited)")
+@CONFIG
+def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, unmask: str | None,
+              config: str) -> None:
+    """Show tool calls made through the hub, newest first (secrets masked); --unmask CALL_ID shows one
+    masked result's original to whoever holds the hub's store and key, and writes an audit row naming them."""
+
+    from hermes_hub.services import audit
+
+    if unmask is not None:
+        _run(_unmask, config, unmask, as_json)
+        return
+
+    async def go() -> None:
+        async with _store(config) as store:
+            rows = await audit.query(store, "cli", admin=True, user=user, tool=tool, since=_since(since), limit=limit)
+        if as_json:
+            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2, ensure_ascii=False))
+            return
+        click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "call", "error"],
+                                [[r.at.isoformat()[:19], r.user_id, r.tool, r.outcome, round(r.duration_ms, 1),
+                                  r.call_id or "", r.error] for r in rows]))
+
+    _run(go)
+
+
+async def _unmask(config: str, call_id: str, as_json: bool) -> None:
+    """The CLI opens the store and the key itself, so its operator is an admin; the row names them."""
+    from hermes_hub.infra.config import load_config
+    from hermes_hub.services.identity import local_user_name
+    from hermes_hub.core.pipeline.originals import unmask
+    from hermes_hub.infra.storage import open_store
+    from hermes_hub.services.vault import Vault, load_hub_key
+
+    cfg = load_config(config)
+    who = cfg.auth.local_user or local_user_name()
+    keep = cfg.guards.mask.keep_hours if cfg.guards.mask else 24.0
+    async with open_store(cfg.storage.url, base_dir=cfg.base_dir) as store:
+        vault = Vault(store, load_hub_key(cfg.storage.url, cfg.base_dir))
+        found = await unmask(store, vault, call_id, viewer_id=who, admin=True, keep_hours=keep)
+    if as_json:
+        click.echo(json.dumps({"call_id": found.call_id, "user": found.user_id, "tool": found.tool,
+                               "masked": found.masked, "arguments": found.arguments, "result": found.result},
+                               indent=2, ensure_ascii=False, default=str))
+        return
+    masked = ", ".join(f"{n} {kind}" for kind, n in found.masked.items())
+    click.echo(f"call {found.call_id} of {found.user_id}: {found.tool} (masked: {masked}); "
+               f"this unmask is in the audit as {who}", err=True)
+    click.echo(found.text())
+
+
+def _since(raw: str | None) -> datetime | timedelta | None:
+    if not raw:
+        return None
+    units = {"m": 60, "h": 3600, "d": 86400}
+    if raw[-1:] in units and raw[:-1].isdigit():
+        return timedelta(seconds=int(raw[:-1]) * units[raw[-1]])
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError:
+        raise HubError(f"--since {raw!r}: give an ISO 8601 time (2026-11-29T08:00:00Z) or a duration (30m, 12h, 7d)")
+
+
+@click.command("traces")
+@click.argument("run_id", required=False)
+@click.option("--user", help="whose runs (default: the local user, auth.local_user or the OS user)")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--prompt", "prompt", is_flag=True, help="show what each model request contained and the answers")
+@CONFIG
+def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, prompt: bool, config: str) -> None:
+    """List recent agent runs with their outcome and rating, or show RUN_ID's trace round by round."""
+
+    async def go() -> None:
+        from hermes_hub.core.agent.runs import prompt_lines, run_summary, run_trace
+        from hermes_hub.infra.config import load_config
+        from hermes_hub.services.identity import local_user_name
+
+        who = user or load_config(config).auth.local_user or local_user_name()
+        async with _store(config) as store:
+            if run_id is not None:
+                found = run_trace(await store.get_run(who, run_id), prompt=prompt)
+            elif prompt:
+                raise HubError("--prompt shows one run's requests: give its RUN_ID (hermes-hub traces lists them)")
+            else:
+                found = {"runs": [run_summary(r) for r in await store.list_runs(who, limit=limit)]}
+        if as_json:
+            click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        elif prompt:
+            click.echo("\n".join(prompt_lines(found)))
+        elif run_id is None:
+            click.echo(tables.table(["run", "started", "profile", "stop", "rounds", "rating", "task"],
+                                    [[r["run_id"], r["started_at"][:19], r["profile"], r["stop_reason"], r["rounds"],
+                                      r["rating"] or "", r["task"]] for r in found["runs"]]))
+        else:
+            click.echo(f"{found['run_id']} ({found['profile']}): {found['stop_reason']} after {found['rounds']} "
+                       f"rounds, {found['usage']['input_tokens']}+{found['usage']['output_tokens']} tokens")
+            for e in found["events"]:
+                detail = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("at", "kind"))
+                click.echo(f"  {e['at']:>8.3f}s {e['kind']:<8} {detail}")
+            click.echo(f"answer: {found['answer']}")
+
+    _run(go)

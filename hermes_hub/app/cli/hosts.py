@@ -1,0 +1,218 @@
+"""The MCP hosts people use, their config files, and the hub's entry in them.
+
+    host = HOSTS["claude-desktop"]
+    path = host.path()                                  # per OS; HERMES_CLAUDE_DESKTOP_CONFIG overrides
+    doc, text = read_json_file(path, host.label)        # HostFileError if it is not a JSON object
+    entry = hub_entry(Path("hub.json"), typed=host.typed)
+    write_with_backup(path, jsonfile.render(text, doc, with_entry(doc, host.key, "hermes", entry), host.key))
+
+Claude Desktop, Cursor and Claude Code keep servers under ``mcpServers``; VS Code's ``mcp.json`` keeps
+them under ``servers``, each with ``"type": "stdio"``. Writes keep every other key and server, copy the
+old file to ``<file>.<time>.bak`` first and replace it in one step, in the file's own style
+(``jsonfile``: a diff shows only the hub's entry); bad files are never written.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hermes_hub.infra.errors import HubError
+
+
+class HostFileError(HubError):
+    """A host's config file cannot be read or changed safely; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str  # as typed on the command line
+    label: str
+    key: str  # where its servers are: "mcpServers" or "servers"
+    typed: bool  # entries carry "type": "stdio"
+    where: dict[str, str]  # platform ("darwin", "win32", "linux") -> path; ~, %APPDATA% and $XDG_CONFIG_HOME expand
+
+    @property
+    def env_var(self) -> str:
+        return f"HERMES_{self.name.upper().replace('-', '_')}_CONFIG"
+
+    def path(self, env: Any = None, platform: str | None = None) -> Path:
+        """The host's config file on this OS, unless ``HERMES_<HOST>_CONFIG`` names another."""
+        env = os.environ if env is None else env
+        if env.get(self.env_var):
+            return Path(env[self.env_var]).expanduser()
+        platform = platform or sys.platform
+        raw = self.where.get(platform) or self.where["linux"]
+        home = Path(env.get("HOME") or Path.home())
+        raw = raw.replace("%APPDATA%", env.get("APPDATA") or str(home / "AppData" / "Roaming"))
+        raw = raw.replace("$XDG_CONFIG_HOME", env.get("XDG_CONFIG_HOME") or str(home / ".config"))
+        return Path(raw.replace("~", str(home), 1) if raw.startswith("~") else raw)
+
+
+HOSTS = {h.name: h for h in (
+    Host("claude-desktop", "Claude Desktop", "mcpServers", False, {
+        "darwin": "~/Library/Application Support/Claude/claude_desktop_config.json",
+        "win32": "%APPDATA%/Claude/claude_desktop_config.json",
+        "linux": "$XDG_CONFIG_HOME/Claude/claude_desktop_config.json"}),
+    Host("cursor", "Cursor", "mcpServers", False, {"linux": "~/.cursor/mcp.json"}),
+    Host("vscode", "VS Code", "servers", True, {
+        "darwin": "~/Library/Application Support/Code/User/mcp.json",
+        "win32": "%APPDATA%/Code/User/mcp.json",
+        "linux": "$XDG_CONFIG_HOME/Code/User/mcp.json"}),
+    Host("claude-code", "Claude Code", "mcpServers", True, {"linux": "~/.claude.json"}),
+)}
+
+
+def read_json_object(path: Path, what: str) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when the file does not exist (or is empty)."""
+    return read_json_file(path, what)[0]
+
+
+def read_json_file(path: Path, what: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object in ``path`` (None when the file does not exist or is empty) and the file's text."""
+    try:
+        text = path.read_bytes().decode("utf-8")  # not read_text: it would turn CRLF line endings into LF
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as e:
+        raise HostFileError(f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}; nothing was written")
+    if not text.strip():
+        return None, text
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise HostFileError(
+            f"{what} {path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix it (comments are "
+            f"not kept: remove them) or move the file away, then run this again. Nothing was written.")
+    if not isinstance(doc, dict):
+        raise HostFileError(f"{what} {path} must hold a JSON object ({{...}}) at the top; nothing was written")
+    return doc, text
+
+
+def servers_of(doc: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    servers = doc.get(key, {})
+    if not isinstance(servers, dict):
+        raise HostFileError(f"'{key}' in {path} must be a JSON object of servers by name (it is a "
+                            f"{type(servers).__name__}); fix it, then run this again. Nothing was written.")
+    return servers
+
+
+def hub_command() -> list[str]:
+    """How a host starts this installation's hub: its ``hermes-hub`` script, else this Python with ``-m``."""
+    script = Path(sys.executable).parent / ("hermes-hub.exe" if sys.platform == "win32" else "hermes-hub")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hermes_hub"]
+
+
+# What a host's servers find on PATH besides this installation's bin: the system's standard folders (and
+# Homebrew's on macOS), never the PATH of whoever ran `install`, which is theirs and would be copied for good.
+STANDARD_PATH = {"darwin": ["/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin"],
+                 "win32": [r"C:\Windows\System32", r"C:\Windows"],
+                 "linux": ["/usr/local/bin", "/usr/bin", "/bin"]}
+
+
+def hub_entry(config: Path, *, typed: bool, platform: str | None = None) -> dict[str, Any]:
+    """The stdio entry that runs the hub of ``config``. Hosts start servers with a bare PATH; the entry's is
+    this Python's folder (the venv's bin) then the standard folders, as the README's example shows."""
+    command, *prefix = hub_command()
+    platform = platform or sys.platform
+    folders = [str(Path(sys.executable).parent), *STANDARD_PATH.get(platform, STANDARD_PATH["linux"])]
+    separator = ";" if platform == "win32" else ":"
+    entry: dict[str, Any] = {"type": "stdio"} if typed else {}
+    entry.update(command=command, args=[*prefix, "serve", "--stdio", "--config", str(config.resolve())],
+                 env={"PATH": separator.join(dict.fromkeys(folders))})
+    return entry
+
+
+def runs_a_hub(entry: Any) -> bool:
+    """Does this host entry start a hermes hub (any config)?"""
+    if not isinstance(entry, dict):
+        return False
+    words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    names = {Path(w).name.removesuffix(".exe") for w in words}
+    return ("hermes-hub" in names or "hermes_hub" in words) and "serve" in words
+
+
+def diff(old_text: str | None, new_text: str, path: Path) -> str:
+    before = (old_text or "").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, new_text.splitlines(keepends=True), f"{path} (now)",
+                                        f"{path} (after)"))
+
+
+def write_with_backup(path: Path, text: str) -> Path | None:
+    """Copy ``path`` to ``<path>.<time>.bak`` (when it exists), then replace it atomically; the backup."""
+    backup = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        backup = path.with_name(f"{path.name}.{datetime.now():%Y%m%d-%H%M%S-%f}.bak")
+        shutil.copy2(path, backup)
+    tmp = path.with_name(f".{path.name}.hermes-tmp")
+    tmp.write_bytes(text.encode("utf-8"))  # bytes: the file's own line endings, untranslated
+    if path.exists():
+        shutil.copymode(path, tmp)  # e.g. ~/.claude.json is private: keep it so
+    os.replace(tmp, path)
+    return backup
+
+
+def with_entry(doc: dict[str, Any] | None, key: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    new = copy.deepcopy(doc or {})
+    new.setdefault(key, {})[name] = entry
+    return new
+
+
+class _AnyVar(dict):  # type: ignore[type-arg]
+    """Every ${VAR} is set: an imported entry is checked for its shape, not for this shell's environment."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> str:
+        return "x"
+
+
+@dataclass
+class Imported:
+    doc: dict[str, Any]  # hub.json after the import
+    added: list[str]
+    skipped: list[tuple[str, str]]  # (name, why)
+    clashes: list[tuple[str, str]]
+
+
+def import_servers(hub_doc: dict[str, Any] | None, servers: dict[str, Any], source: str) -> Imported:
+    """Add each of a host's ``servers`` to hub.json's ``mcpServers``, as written (``${VAR}`` stays a reference).
+    An entry that runs a hermes hub is skipped; one whose name hub.json already has is reported, never overwritten."""
+    from hermes_hub.infra.config import parse_config
+    from hermes_hub.infra.errors import ConfigError
+
+    doc = copy.deepcopy(hub_doc) if hub_doc is not None else {"mcpServers": {}}
+    mine = servers_of(doc, "mcpServers", Path("hub.json"))
+    doc["mcpServers"] = mine
+    out = Imported(doc, [], [], [])
+    for name, entry in servers.items():
+        if runs_a_hub(entry):
+            out.skipped.append((name, "it runs a hermes hub (install the hub itself with `hermes-hub install`)"))
+        elif name in mine:
+            if mine[name] != entry:
+                out.clashes.append((name, f"hub.json already has a different server '{name}'; rename one of them in "
+                                          f"{source} or hub.json, then import again"))
+            else:
+                out.skipped.append((name, "already in hub.json"))
+        elif "${input:" in json.dumps(entry):
+            out.skipped.append((name, "uses VS Code's ${input:...} prompts: put the value in an environment "
+                                      "variable and write ${VAR} instead"))
+        else:
+            try:
+                parse_config({"mcpServers": {name: entry}}, env=_AnyVar(), source=source)
+            except ConfigError as e:
+                out.skipped.append((name, "; ".join(f"{k}: {m}" if k else m for k, m in e.problems)))
+            else:
+                mine[name] = copy.deepcopy(entry)
+                out.added.append(name)
+    return out

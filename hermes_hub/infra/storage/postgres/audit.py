@@ -1,0 +1,44 @@
+"""PostgreSQL SQL of the audit trail (the same rows as SQLite's): async functions of a connection."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from hermes_hub.infra.storage.records import AuditRecord
+from hermes_hub.infra.storage.rows import AUDIT_COLS, AUDIT_INSERT_COLS, audit_record, audit_values, ts
+
+Connection = Any
+_INSERT = f"INSERT INTO audit ({AUDIT_INSERT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+
+
+async def add_audit(db: Connection, rec: AuditRecord) -> int:
+    return int(await db.fetchval(_INSERT + " RETURNING id", *audit_values(rec)))
+
+
+async def add_audits(db: Connection, records: list[AuditRecord]) -> None:
+    if records:  # one round trip for the background writer's batch
+        await db.executemany(_INSERT, [audit_values(r) for r in records])
+
+
+async def query_audit(db: Connection, user_id: str | None, tool: str | None, since: datetime | None,
+                      limit: int) -> list[AuditRecord]:
+    where: list[str] = []
+    args: list[Any] = []
+    for column, value in (("user_id", user_id), ("tool", tool)):
+        if value is not None:
+            args.append(value)
+            where.append(f"{column} = ${len(args)}")
+    if since is not None:
+        args.append(ts(since))
+        where.append(f"at >= ${len(args)}")
+    sql = f"SELECT {AUDIT_COLS} FROM audit"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    args.append(limit)
+    sql += f" ORDER BY at DESC, id DESC LIMIT ${len(args)}"
+    return [audit_record(tuple(row)) for row in await db.fetch(sql, *args)]
+
+
+async def prune_audit(db: Connection, before: datetime) -> int:
+    return int((await db.execute("DELETE FROM audit WHERE at < $1", ts(before))).split()[-1])
