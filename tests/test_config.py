@@ -51,8 +51,9 @@ def test_variables_expand_from_the_environment_with_defaults_and_escapes():
 
 
 def test_a_missing_environment_variable_is_named_with_its_key_path():
-    found, _ = problems({"mcpServers": {"gh": {"url": "http://x", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}}})
-    assert found["mcpServers.gh.headers.Authorization"].startswith("environment variable GH_TOKEN is not set")
+    cfg = parse_config({"mcpServers": {"gh": {"url": "http://x", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}}},
+                       env={})
+    assert "mcpServers.gh.headers.Authorization: environment variable GH_TOKEN is not set" in cfg.mcp_servers["gh"].held_back
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -72,12 +73,52 @@ def test_a_misspelt_top_level_key_is_caught():
     assert found["mcpservers"] == "unknown key; did you mean 'mcpServers'?"
 
 
-def test_broken_json_reports_line_and_column(tmp_path):
+@pytest.mark.parametrize("text, says", [
+    ('{"mcpServers": {\n  "a": {"command": "x",}\n}}',
+     "not valid JSON at line 2, column 23: a trailing comma before '}' (JSON allows none); remove the comma"),
+    ('{"mcpServers": {\n  "a": {"command": "x"}\n  ,\n]}',  # the comma's own line, not the bracket's
+     "not valid JSON at line 3, column 3: a trailing comma before ']'"),
+    ('{"mcpServers": {"a": {"command": "x",\n\n  }}}', "line 1, column 37: a trailing comma before '}'"),
+    ('{\n  // my servers\n  "mcpServers": {}\n}', "line 2, column 3: comments are not allowed in JSON"),
+    ('{"mcpServers": {} /* none yet */}', "line 1, column 19: comments are not allowed in JSON"),
+    ("{'mcpServers': {}}", "line 1, column 2: JSON strings and keys take double quotes (\"), not single ones (')"),
+    ('{"mcpServers" {}}', "not valid JSON at line 1, column 15: Expecting ':' delimiter"),
+])
+def test_broken_json_says_what_is_wrong_with_its_line_and_column(tmp_path, text, says):
     path = tmp_path / "hub.json"
-    path.write_text('{"mcpServers": {\n  "a": {"command": "x",}\n}}')
+    path.write_text(text)
     with pytest.raises(ConfigError) as err:
         load_config(path)
-    assert "not valid JSON at line 2, column 24: Expecting property name" in str(err.value)
+    assert says in str(err.value)
+    assert path.read_text() == text
+
+
+def test_an_unset_variable_in_one_server_holds_back_that_server_alone():
+    raw = {"mcpServers": {
+        "notes": {"command": "x", "env": {"HOME_DIR": "${HOME_DIR}", "MODE": "${MODE:-fast}"}},
+        "github": {"command": "npx", "args": ["-y", "gh"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "MODE": "${MODE:-fast}"}},
+        "remote": {"url": "${REMOTE_URL}", "headers": {"Authorization": "Bearer ${API_KEY}"}}}}
+    cfg = parse_config(raw, env={"HOME_DIR": "/h"})
+    assert list(cfg.mcp_servers) == ["notes", "github", "remote"]
+    assert cfg.mcp_servers["notes"].held_back is None and cfg.mcp_servers["notes"].env == {"HOME_DIR": "/h", "MODE": "fast"}
+    github = cfg.mcp_servers["github"]
+    assert github.env == {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "MODE": "fast"}  # as written, the defaults applied
+    assert github.held_back == (
+        "not started, a config error: mcpServers.github.env.GITHUB_TOKEN: environment variable GITHUB_TOKEN is not "
+        "set; export it or write ${GITHUB_TOKEN:-default} (then restart the hub, or reload it after editing hub.json)")
+    remote = cfg.mcp_servers["remote"]
+    assert "mcpServers.remote.url: environment variable REMOTE_URL" in remote.held_back
+    assert "mcpServers.remote.headers.Authorization: environment variable API_KEY" in remote.held_back
+    assert cfg.warnings == [
+        "mcpServers.github: held back, the other servers start: mcpServers.github.env.GITHUB_TOKEN: environment "
+        "variable GITHUB_TOKEN is not set; export it or write ${GITHUB_TOKEN:-default}",
+        "mcpServers.remote: held back, the other servers start: mcpServers.remote.url: environment variable "
+        "REMOTE_URL is not set; export it or write ${REMOTE_URL:-default} (and 1 more)"]
+
+
+def test_an_unset_variable_outside_the_servers_still_makes_the_file_invalid():
+    found, _ = problems({"mcpServers": {"s": {"command": "x"}}, "storage": {"url": "${DATABASE_URL}"}})
+    assert found["storage.url"].startswith("environment variable DATABASE_URL is not set")
 
 
 def test_a_missing_file_says_how_to_point_at_one(tmp_path):

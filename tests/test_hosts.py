@@ -108,8 +108,8 @@ def test_dry_run_prints_a_diff_and_writes_nothing(home):
 
 
 @pytest.mark.parametrize("text, says", [
-    ('{"mcpServers": {"a": {"command": "x"},}}', "not valid JSON (line 1"),
-    ("// my servers\n{}", "comments are not kept"),
+    ('{"mcpServers": {"a": {"command": "x"},}}', "not valid JSON (line 1, column 38: a trailing comma before '}'"),
+    ("// my servers\n{}", "(line 1, column 1: comments are not allowed in JSON; remove the comment); fix it"),
     ('["not", "an", "object"]', "JSON object"),
     ('{"mcpServers": ["a", "b"]}', "'mcpServers' in"),
 ])
@@ -203,6 +203,7 @@ def test_import_reads_vscode_servers_and_any_file_by_path(home, tmp_path):
     other = tmp_path / "team.json"
     other.write_text(json.dumps({"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}))
     code, out, _ = hermes("import", str(other), "--dry-run")
+    assert "would add time\n" in out and "added" not in out  # a dry run adds nothing, and says so
     assert code == 0 and '"notes": {' in out and ', "time": {"command": "uvx", "args": ["mcp-server-time"]}}}' in out
     assert "time" not in json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
 

@@ -152,6 +152,9 @@ class Connection(Forwarding):
 
     async def _attempt(self) -> bool:
         """One process (or HTTP session) from spawn to loss. True: try again at ``retry_at``."""
+        if held := self.cfg.held_back:  # an unset ${VAR}: starting it as written cannot work
+            self._end(held, heals=False)
+            return False
         self.link = Link(stderr_tail=self.link.stderr_tail)  # the tail spans restarts: a crash loop's lines stay
         self._relist = anyio.Event()
         self._set(State.STARTING, self.error)  # the previous attempt's error stays until READY

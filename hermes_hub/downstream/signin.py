@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
 from hermes_hub.infra.config import ServerConfig
+from hermes_hub.downstream.diagnosis import unwrap
 from hermes_hub.downstream.grants import SHARED, Grant, Grants
 from hermes_hub.downstream.oauth import preregistered, provider, signs_in, with_scopes
 from hermes_hub.infra.errors import HubError
@@ -86,7 +87,7 @@ async def sign_in(grants: Grants, name: str, cfg: ServerConfig, *, user_id: str 
                 async with Client(transport) as client:
                     tools = len((await client.list_tools()).tools)
         except Exception as e:  # noqa: BLE001 - the flow's own failure, when there was one, says more
-            failed = auth.error or e
+            failed = unwrap(auth.error or e)  # the cause, not the task group that carried it
             if isinstance(failed, HubError):  # the person's refusal, or no answer in time
                 raise failed from None
             if isinstance(failed, OAuthFlowError | OAuthRegistrationError | OAuthTokenError):
@@ -94,7 +95,7 @@ async def sign_in(grants: Grants, name: str, cfg: ServerConfig, *, user_id: str 
                                f"{cfg.config_file}, then run `hermes-hub login {name}` again") from None
             if staged.grant.tokens is None:
                 raise HubError(f"cannot sign in to '{name}' at {cfg.url}: {type(failed).__name__}: "
-                               f"{str(failed)[:200]}") from None
+                               f"{str(failed)[:200]}; check mcpServers.{name}.url and that the server is up") from None
             check = f"{type(failed).__name__}: {str(failed)[:200]}"
         else:
             check = None

@@ -21,6 +21,7 @@ call hermes_hub_status, retry); the command line rewords that advice as commands
 
 from __future__ import annotations
 
+import json
 import re
 
 # Shown to non-admins instead of a server's error: stderr and errors can quote secrets (a database URL).
@@ -138,3 +139,26 @@ class SessionBusy(HubError):
 
 class Forbidden(HubError):
     """The caller is known but its role does not allow this operation."""
+
+
+def json_mistake(exc: json.JSONDecodeError) -> str:
+    """Where a JSON text is broken, in the words that fix it: ``line 3, column 12: a trailing comma ...``.
+
+    The decoder says "Expecting property name enclosed in double quotes" for a trailing comma and for a
+    comment alike; people write both (JSONC habits from editors' settings), so each is named, with the
+    line of the comma or comment itself rather than of the bracket after it."""
+    text, pos = exc.doc, exc.pos
+
+    def at(p: int) -> str:
+        line = text.count("\n", 0, p) + 1
+        return f"line {line}, column {p - (text.rfind(chr(10), 0, p) + 1) + 1}"
+
+    here = text[pos:pos + 2]
+    if here.startswith(("//", "/*", "#")):
+        return f"{at(pos)}: comments are not allowed in JSON; remove the comment"
+    before = text[:pos].rstrip()
+    if before.endswith(",") and text[pos:pos + 1] in ("}", "]"):
+        return f"{at(len(before) - 1)}: a trailing comma before '{text[pos]}' (JSON allows none); remove the comma"
+    if here.startswith("'"):
+        return f"{at(pos)}: JSON strings and keys take double quotes (\"), not single ones (')"
+    return f"{at(pos)}: {exc.msg}"

@@ -328,7 +328,7 @@ async def test_scripted_with_no_matching_rule_names_the_file_and_the_text(tmp_pa
 
 @pytest.mark.parametrize("content, problem", [
     (None, "file not found (a relative agent.script is relative to hub.json's folder)"),
-    ('[{"text": "hi"},]', "not valid JSON at line 1, column 17"),
+    ('[{"text": "hi"},]', "not valid JSON at line 1, column 16: a trailing comma before ']' (JSON allows none)"),
     ('{"when": "x", "text": "y"}', "the file must hold a JSON list of rules"),
     ('[{"text": "ok"}, {"whan": "x", "text": "y"}]', "rule [1].whan: unknown key; rules know when, text, json"),
     ('[{"when": "(unclosed", "text": "y"}]', "rule [0].when: 'when' is not a valid regular expression"),

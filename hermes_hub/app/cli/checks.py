@@ -104,6 +104,9 @@ def unstartable(cfg: HubConfig) -> list[str]:
 
     problems = []
     for name, server in cfg.enabled().items():
+        if server.held_back:  # an unset ${VAR}: the hub holds it back, the others serve
+            problems += server._unset
+            continue
         if server.command is None:
             continue
         key = f"mcpServers.{name}"
@@ -133,8 +136,10 @@ def check(config: str | None, config_opt: str, no_start: bool) -> None:
         cfg = load_config(path)
     except ConfigError as e:
         fail(str(e), 2)
+    held = tuple(f"mcpServers.{n}: held back" for n, s in cfg.mcp_servers.items() if s.held_back)
     for w in cfg.warnings:
-        click.echo(f"warning: {w}", err=True)
+        if not w.startswith(held or ("\0",)):  # each held server is an error line below
+            click.echo(f"warning: {w}", err=True)
     rows = [[n, "disabled" if s.disabled else s.transport, cfg.prefix_of(n) or "(none)", s.command or s.url]
             for n, s in cfg.mcp_servers.items()]
     click.echo(tables.table(["server", "transport", "prefix", "command / url"], rows))

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_hub.infra.errors import HubError
+from hermes_hub.infra.errors import HubError, json_mistake
 
 
 class HostFileError(HubError):
@@ -90,8 +90,8 @@ def read_json_file(path: Path, what: str) -> tuple[dict[str, Any] | None, str | 
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise HostFileError(
-            f"{what} {path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); fix it (comments are "
-            f"not kept: remove them) or move the file away, then run this again. Nothing was written.")
+            f"{what} {path} is not valid JSON ({json_mistake(e)}); fix it (comments are not kept: remove them) "
+            f"or move the file away, then run this again. Nothing was written.")
     if not isinstance(doc, dict):
         raise HostFileError(f"{what} {path} must hold a JSON object ({{...}}) at the top; nothing was written")
     return doc, text

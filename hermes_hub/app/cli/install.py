@@ -87,7 +87,7 @@ def import_cmd(source: str, config: str, dry_run: bool) -> None:
         hub_doc, hub_text = hosts.read_json_file(config_path, "hub.json")
         result = hosts.import_servers(hub_doc, servers, str(path))
         for name in result.added:
-            click.echo(f"added {name}")
+            click.echo(f"{'would add' if dry_run else 'added'} {name}")
         for name, why in result.skipped:
             click.echo(f"skipped {name}: {why}")
         for name, why in result.clashes:

@@ -50,7 +50,7 @@ def problems(path: str, cfg: HubConfig, static: list[str], warnings: list[str] |
 
 def startable(cfg: HubConfig, problems: Iterable[str]) -> list[str]:
     """The enabled servers that no static problem (``checks.unstartable``) already rules out."""
-    ruled_out = {p.split(":", 1)[0].rsplit(".", 1)[0] for p in problems}  # "mcpServers.NAME.command: ..."
+    ruled_out = {".".join(p.split(":", 1)[0].split(".")[:2]) for p in problems}  # "mcpServers.NAME.KEY...: ..."
     return [n for n in cfg.enabled() if f"mcpServers.{n}" not in ruled_out]
 
 

@@ -25,7 +25,7 @@ from hermes_hub.infra.config.sections import (
     ToolOverride,
     ToolsetConfig,
 )
-from hermes_hub.infra.errors import ConfigError
+from hermes_hub.infra.errors import ConfigError, json_mistake
 
 # Keys other MCP hosts write into server entries; pasted configs keep working, we ignore them.
 FOREIGN_SERVER_KEYS = {"autoApprove", "alwaysAllow", "envFile", "transportType", "description", "icon"}
@@ -46,7 +46,7 @@ def load_config(path: str | os.PathLike[str], env: dict[str, str] | None = None)
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ConfigError([("", f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}")], str(p))
+        raise ConfigError([("", f"not valid JSON at {json_mistake(e)}")], str(p))
     return parse_config(raw, base_dir=p.resolve().parent, env=env, source=str(p))
 
 
@@ -58,7 +58,10 @@ def parse_config(
         raise ConfigError([("", "the top level must be a JSON object with an 'mcpServers' key")], source)
     problems: list[tuple[str, str]] = []
     warnings: list[str] = []
-    raw = _expand(raw, os.environ if env is None else env, "", problems)
+    unset: list[tuple[str, str]] = []
+    env = os.environ if env is None else env
+    written, raw = raw, _expand(raw, env, "", unset)
+    held = _hold_unset(unset, written, raw, env, problems, warnings)
     raw = _drop_foreign_keys(raw, warnings, problems)
     try:
         cfg = HubConfig.model_validate(raw)
@@ -74,13 +77,36 @@ def parse_config(
     cfg.base_dir = base_dir or Path.cwd()
     cfg.warnings = warnings
     cfg.agent._base_dir = cfg.base_dir
-    for server in cfg.mcp_servers.values():
+    for name, server in cfg.mcp_servers.items():
         server._file = source
+        server._unset = held.get(name, [])
     return cfg
 
 
-def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) -> Any:
-    """Expand ``${VAR}`` and ``${VAR:-default}`` in every string; ``$${VAR}`` stays literal."""
+def _hold_unset(unset: list[tuple[str, str]], written: dict[str, Any], raw: dict[str, Any], env: Any,
+                problems: list[tuple[str, str]], warnings: list[str]) -> dict[str, list[str]]:
+    """An unset ``${VAR}`` inside one ``mcpServers`` entry holds back that server alone (it stays in a
+    config error naming the variable, and the others serve); anywhere else it is a problem of the file.
+    The held entry keeps the ``${VAR}`` as written, so it still reads as the person wrote it."""
+    held: dict[str, list[str]] = {}
+    servers = raw.get("mcpServers") if isinstance(raw, dict) else None
+    for path, message in unset:
+        entries = servers if isinstance(servers, dict) else {}
+        name = next((n for n, e in entries.items() if isinstance(e, dict) and path.startswith(f"mcpServers.{n}.")), None)
+        if name is None:
+            problems.append((path, message))
+            continue
+        held.setdefault(name, []).append(f"{path}: {message}")
+    for name, messages in held.items():
+        servers[name] = _expand(written["mcpServers"][name], env, f"mcpServers.{name}", None)
+        warnings.append(f"mcpServers.{name}: held back, the other servers start: {messages[0]}"
+                        + (f" (and {len(messages) - 1} more)" if len(messages) > 1 else ""))
+    return held
+
+
+def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]] | None) -> Any:
+    """Expand ``${VAR}`` and ``${VAR:-default}`` in every string; ``$${VAR}`` stays literal. An unset
+    variable is a problem named by its key path, or (``problems`` None) stays as written."""
     if isinstance(value, dict):
         return {k: _expand(v, env, _join(path, k), problems) for k, v in value.items()}
     if isinstance(value, list):
@@ -96,6 +122,8 @@ def _expand(value: Any, env: Any, path: str, problems: list[tuple[str, str]]) ->
             return env[name]
         if default is not None:
             return default
+        if problems is None:
+            return m.group(0)
         problems.append((path, f"environment variable {name} is not set; export it or write ${{{name}:-default}}"))
         return ""
 

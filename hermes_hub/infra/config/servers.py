@@ -115,11 +115,21 @@ class ServerConfig(_Strict):
     idle_stop: float = Field(600.0, gt=0)  # per_user: seconds without use before a user's connection stops
     max_children: int = Field(20, ge=1, le=10_000)  # per_user: users' connections at once (children, for stdio)
     _file: str = PrivateAttr("hub.json")  # the file this entry came from, for messages (see ``config_file``)
+    _unset: list[str] = PrivateAttr(default_factory=list)  # its unset ${VAR}s, each "key path: what to do"
 
     @property
     def config_file(self) -> str:
         """The config file this entry was read from, as its messages name it ("hub.json" when not from a file)."""
         return self._file
+
+    @property
+    def held_back(self) -> str | None:
+        """Why this entry cannot start as written (an unset ``${VAR}`` in it), or None. It alone stays in a
+        config error until the variable is set and the hub reloads; the other servers serve."""
+        if not self._unset:
+            return None
+        return (f"not started, a config error: {'; '.join(self._unset)} (then restart the hub, or reload it after "
+                f"editing hub.json)")
 
     @field_validator("prefix")
     @classmethod
@@ -172,7 +182,7 @@ class ServerConfig(_Strict):
             return all(ref in values for ref in SECRET_REF_RE.findall(v))
         copy = self.model_copy(update={"env": {k: fill(v) for k, v in self.env.items()},
                                        "headers": {k: fill(v) for k, v in self.headers.items() if complete(v)}})
-        copy._file = self._file
+        copy._file, copy._unset = self._file, self._unset
         return copy
 
     @property

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from hermes_hub.infra.errors import ConfigError
+from hermes_hub.infra.errors import ConfigError, json_mistake
 from hermes_hub.infra.models.base import Message, ProviderError, Reply, ToolCall, ToolSpec, Usage
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def load_script(path: Path) -> list[Rule]:
     except OSError as e:
         raise bad(f"cannot read it: {e.strerror}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        where = f" at line {e.lineno}, column {e.colno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else ""
+        where = f" at {json_mistake(e)}" if isinstance(e, json.JSONDecodeError) else ""
         raise bad(f"not valid JSON{where}")
     if not isinstance(raw, list):
         raise bad('the file must hold a JSON list of rules, e.g. [{"when": "hello", "text": "Hi!"}]')

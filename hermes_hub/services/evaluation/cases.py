@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from hermes_hub.infra.errors import HubError
+from hermes_hub.infra.errors import HubError, json_mistake
 
 MAX_FILE = 5_000_000  # bytes of a case file that are read
 MATCHERS = ("$regex", "$contains", "$present", "$any_of")
@@ -131,6 +131,6 @@ def load_cases(path: Path) -> CaseSet:
     try:
         raw = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        where = f" at line {e.lineno}, column {e.colno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else ""
+        where = f" at {json_mistake(e)}" if isinstance(e, json.JSONDecodeError) else ""
         raise CaseError(f"{path}: not valid JSON{where}") from None
     return parse_cases(raw, str(path))
