@@ -10,6 +10,7 @@ import click
 
 from hermes_hub.app.cli.admin import audit_cmd, token, traces_cmd
 from hermes_hub.app.cli.approvals import approvals_cmd, approve_cmd, deny_cmd
+from hermes_hub.app.cli.backup import backup_cmd, restore_cmd
 from hermes_hub.app.cli.catalog import call, prompt, prompts, read, resources, servers, tools
 from hermes_hub.app.cli.chat import chat_cmd
 from hermes_hub.app.cli.checks import check
@@ -34,7 +35,7 @@ def main() -> None:
 
 for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
                 token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
-                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules, events_cmd):
+                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules, events_cmd, backup_cmd, restore_cmd):
     main.add_command(command)
 tools.add_command(pin)  # `hermes-hub tools pin [SERVER]`, `tools approve NAME|SERVER`
 tools.add_command(approve)

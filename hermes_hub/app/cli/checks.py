@@ -37,6 +37,25 @@ def memory_line(cfg: HubConfig) -> str:
     return f"memory: embedder {vectors}; extraction {judge}"
 
 
+def data_line(cfg: HubConfig) -> str:
+    """Where this config keeps its data: the folder, the store and the secret key (what a backup copies)."""
+    import os
+
+    from hermes_hub.infra.storage import default_data_dir, default_url, is_postgres, sqlite_path
+    from hermes_hub.services.vault import KEY_ENV, key_file
+
+    url = cfg.storage.url or default_url()
+    if is_postgres(url):
+        from hermes_hub.infra.storage.postgres.url import redact
+
+        store, folder = f"{redact(url)} (PostgreSQL)", default_data_dir()
+    else:
+        path = sqlite_path(url, cfg.base_dir)[0]
+        store, folder, url = f"{path} (SQLite)", path.parent, f"sqlite:///{path}"
+    key = f"{KEY_ENV} (the environment)" if os.environ.get(KEY_ENV) else str(key_file(url))
+    return f"data folder: {folder}; store: {store}; secret key: {key} (hermes-hub backup FILE copies both)"
+
+
 def agent_line(cfg: HubConfig) -> str:
     """Which model runs ``hermes_agent_run`` and the profiles there are."""
     agent = cfg.agent
@@ -156,6 +175,7 @@ def check(config: str | None, config_opt: str, no_start: bool) -> None:
         fail(f"{path}: {len(problems)} enabled server{'s' * (len(problems) != 1)} cannot start (see above)")
     if model_problems:
         fail(f"{path}: the model in 'agent' cannot answer (see above)")
+    click.echo(data_line(cfg))
     click.echo(memory_line(cfg))
     click.echo(agent_line(cfg))
     for line in settings_lines(cfg):

@@ -46,10 +46,14 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     cfg = hub.config
     if toolset is not None and toolset not in cfg.toolsets:
         fail(f"no toolset '{toolset}' in {config}; toolsets: {', '.join(cfg.toolsets) or 'none'}", 2)
+    from hermes_hub.app.serving.presence import announce
+
     if stdio:
         from hermes_hub.app.serving.stdio import serve_stdio
 
-        sys.exit(anyio.run(serve_stdio, hub, toolset, backend_options={"use_uvloop": _HAS_UVLOOP}))
+        with announce(cfg, config, None):  # `restore` refuses to swap the store under a serving hub
+            code = anyio.run(serve_stdio, hub, toolset, backend_options={"use_uvloop": _HAS_UVLOOP})
+        sys.exit(code)
     if toolset is not None:
         fail(f"--toolset is for --stdio; over HTTP every toolset is served at /mcp/<name> "
               f"(here /mcp/{toolset})", 2)
@@ -74,9 +78,10 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
              "(or claude-desktop, cursor, vscode)", shlex.quote(config))
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
-    listener.run(build_app(hub, exposure), sock, http=BoundedHead,
-                 proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
-                 log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
+    with announce(cfg, config, f"http://{_reachable(host)}:{port}/mcp"):  # commands find the hub serving this store (presence.py)
+        listener.run(build_app(hub, exposure), sock, http=BoundedHead,
+                     proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
+                     log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")
 
 
 async def _has_tokens(cfg: HubConfig) -> bool:
