@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -70,7 +71,7 @@ async def status_tool(served: Any, token: str) -> tuple[dict[str, Any], str]:
 
 def assert_nothing_admin_only(text: str) -> None:
     assert SECRET not in text and "s3cret" not in text
-    for word in ("stderr_tail", "exit_code", '"pid"', "hermes_hub_reload", *ADMIN_ONLY):
+    for word in ("stderr_tail", "exit_code", '"pid"', "hermes_hub_reload", "secret.key", "hub.db", *ADMIN_ONLY):
         assert word not in text, f"{word!r} leaked to a non-admin"
 
 
@@ -151,5 +152,11 @@ async def test_an_admin_still_sees_every_servers_error_stderr_exit_code_and_pid(
         assert "pid" in servers["toy"] and isinstance(servers["toy"]["pid"], int)
         assert "hermes_hub_reload" in data["tool_tokens"]["tools"]
         assert any(name.startswith("ledger_") for name in data["tool_tokens"]["tools"])
+        folder = Path(data["data"]["folder"])  # where the store and the key live (issue 33 item 4)
+        assert data["data"] == {"folder": str(folder), "store": f"{folder / 'hub.db'} (SQLite)",
+                                "secret_key": str(folder / "secret.key")}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        page = await http.get(f"{base(served)}/status", headers={"Authorization": f"Bearer {alice}"})
+    assert f"data folder <code>{folder}</code> · store <code>{folder / 'hub.db'} (SQLite)</code>" in page.text
     assert dead.is_error and "server 'vault' is not ready" in dead.content[0].text
     assert ASK_ADMIN not in dead.content[0].text

@@ -39,21 +39,11 @@ def memory_line(cfg: HubConfig) -> str:
 
 def data_line(cfg: HubConfig) -> str:
     """Where this config keeps its data: the folder, the store and the secret key (what a backup copies)."""
-    import os
+    from hermes_hub.app.hub.status import data_location
 
-    from hermes_hub.infra.storage import default_data_dir, default_url, is_postgres, sqlite_path
-    from hermes_hub.services.vault import KEY_ENV, key_file
-
-    url = cfg.storage.url or default_url()
-    if is_postgres(url):
-        from hermes_hub.infra.storage.postgres.url import redact
-
-        store, folder = f"{redact(url)} (PostgreSQL)", default_data_dir()
-    else:
-        path = sqlite_path(url, cfg.base_dir)[0]
-        store, folder, url = f"{path} (SQLite)", path.parent, f"sqlite:///{path}"
-    key = f"{KEY_ENV} (the environment)" if os.environ.get(KEY_ENV) else str(key_file(url))
-    return f"data folder: {folder}; store: {store}; secret key: {key} (hermes-hub backup FILE copies both)"
+    where = data_location(cfg)
+    return (f"data folder: {where['folder']}; store: {where['store']}; secret key: {where['secret_key']} "
+            f"(hermes-hub backup FILE copies both)")
 
 
 def agent_line(cfg: HubConfig) -> str:

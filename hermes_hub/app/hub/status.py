@@ -14,6 +14,7 @@ Who sees what (issue 16: a server's stderr can hold the password of its database
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from typing import Any
@@ -102,6 +103,23 @@ async def add_accounts(pool: Pool, servers: list[dict[str, Any]], viewer: Identi
             s["connect"] = conn.signs_in and "hermes-hub login" in s["account"]
 
 
+def data_location(config: HubConfig) -> dict[str, str]:
+    """Where ``config`` keeps its data: the folder, the store (a PostgreSQL URL without its password) and the
+    secret key (its file, or ``HERMES_SECRET_KEY``): what `hermes-hub check` and an admin's status page show."""
+    from hermes_hub.infra.storage import default_data_dir, default_url, is_postgres, sqlite_path
+    from hermes_hub.infra.storage.postgres.url import redact
+    from hermes_hub.services.vault import KEY_ENV, key_file
+
+    url = config.storage.url or default_url()
+    if is_postgres(url):
+        folder, store = default_data_dir(), f"{redact(url)} (PostgreSQL)"
+    else:
+        path = sqlite_path(url, config.base_dir)[0]
+        folder, store, url = path.parent, f"{path} (SQLite)", f"sqlite:///{path}"
+    key = f"{KEY_ENV} (the environment)" if os.environ.get(KEY_ENV) else str(key_file(url))
+    return {"folder": str(folder), "store": store, "secret_key": key}
+
+
 def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
     """The servers ``viewer`` may use and the totals of what they may use (an admin: everything)."""
     require_identity(viewer)
@@ -126,6 +144,8 @@ def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity
         # pinned tools withheld because their server changed them: what changed, the diff, how to approve
         "drift": [d.as_dict() for _, d in catalog.withheld.values()] if viewer.is_admin else [],
     }
+    if viewer.is_admin:  # paths on the hub's machine: the admin's to know
+        out["data"] = data_location(config)
     shown = {m.source.name for m in catalog.mounts if m.serves(viewer)}
     out["collisions"] = [
         {"kind": c.kind, "name": c.public, "winner": c.winner, "loser": c.loser, "fix": c.fix}
