@@ -83,6 +83,11 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 TOKEN_KEY = "hermes_hub.token"  # where --token waits in the click context (never a function argument, never shown)
+IN_PROCESS_KEY = "hermes_hub.in_process"
+
+
+def _keep_in_process(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    ctx.meta[IN_PROCESS_KEY] = value
 
 
 def _keep_token(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -99,6 +104,8 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="bearer token for --url, when the hub has tokens (`hermes-hub token create USER`)"),
         click.option("--command", "command", help="talk directly to a stdio MCP server started with this command line"),
         click.option("--direct", help="talk directly to this hub.json server, without the hub"),
+        click.option("--in-process", is_flag=True, expose_value=False, callback=_keep_in_process,
+                     help="build the hub in this process even when a hub already serves this hub.json"),
         click.option("--json", "as_json", is_flag=True, help="machine-readable output"),
         click.option("-v", "--verbose", is_flag=True, help="log what the hub and its servers do"),
     ]):
@@ -106,7 +113,10 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def make_target(config: str, url: str | None, command: str | None, direct: str | None) -> Target:
+def make_target(config: str, url: str | None, command: str | None, direct: str | None, *,
+                discover: bool = True) -> Target:
+    """The target the options name; with none named, the hub that already serves ``config`` when there is one
+    (``discover``), else the hub built in this process."""
     from hermes_hub.app.cli.target import Target
 
     ctx = click.get_current_context(silent=True)
@@ -117,11 +127,37 @@ def make_target(config: str, url: str | None, command: str | None, direct: str |
         url = None  # $HERMES_URL yields to a target named on the command line
     if sum(x is not None for x in (url, command, direct)) > 1:
         fail("give at most one of --url, --command, --direct", 2)
+    if url is None and command is None and direct is None and discover and not (ctx and ctx.meta.get(IN_PROCESS_KEY)):
+        running = _running_hub(config, token)
+        if running is not None:
+            return Target(config=config, url=running, token=token)
     if url is None and token is not None:
         if token_from == click.core.ParameterSource.COMMANDLINE:
             fail("--token goes with --url (or HERMES_URL): a hub built in-process or a raw server takes no token", 2)
         token = None  # $HERMES_TOKEN is for a served hub only
     return Target(config=config, url=url, command=command, direct=direct, token=token)
+
+
+def _running_hub(config: str, token: str | None) -> str | None:
+    """The URL of the hub that already serves ``config`` (the same file, so the same store), said in one line;
+    None when there is none, or when it needs a token and none is given (then the hub is built here)."""
+    from pathlib import Path
+
+    from hermes_hub.app.serving.presence import serving
+    from hermes_hub.infra.config import load_config
+
+    try:
+        cfg = load_config(config)
+    except HubError:
+        return None  # the in-process path says what is wrong with the file
+    found = serving(cfg)
+    if found is None or found.url is None or Path(found.config) != Path(config).resolve():
+        return None
+    if found.token_required and token is None:
+        return None
+    click.echo(f"talking to the hub serving {config} at {found.url} (pid {found.pid}); --in-process builds one here",
+               err=True)
+    return found.url
 
 
 ARGS_HELP = ("arguments as a JSON object; @FILE reads them from a file, - from stdin "

@@ -40,7 +40,7 @@ async def pin(server: str | None, config: str, as_json: bool, verbose: bool) -> 
     from hermes_hub.infra.storage.records import PinRecord, utcnow
 
     setup_logging(verbose)
-    async with connect(make_target(config, None, None, None)) as (_, hub):
+    async with connect(make_target(config, None, None, None, discover=False)) as (_, hub):
         conns = hub.pool.connections
         if server is not None and server not in conns:
             raise HubError(f"no running server '{server}' in {config}; servers: {', '.join(sorted(conns)) or 'none'}")

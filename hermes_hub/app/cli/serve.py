@@ -78,7 +78,7 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
              "(or claude-desktop, cursor, vscode)", shlex.quote(config))
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
-    with announce(cfg, config, f"http://{_reachable(host)}:{port}/mcp"):  # commands find the hub serving this store (presence.py)
+    with announce(cfg, config, f"http://{_reachable(host)}:{port}/mcp", token_required=exposure.required):  # commands find the hub serving this store (presence.py)
         listener.run(build_app(hub, exposure), sock, http=BoundedHead,
                      proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
                      log_level="warning" if quiet else "info", loop="uvloop" if _HAS_UVLOOP else "asyncio")

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
@@ -20,9 +20,10 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes_hub.infra.config import HubConfig, ServerConfig, load_config
-from hermes_hub.downstream.transports import Link, open_transport
 from hermes_hub.infra.errors import HubError
-from hermes_hub.app.hub import Hub
+
+if TYPE_CHECKING:
+    from hermes_hub.app.hub import Hub
 
 
 class BadTarget(HubError):
@@ -54,6 +55,8 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
         async with _over_http(target.url, target.token) as client:
             yield client, None
     elif target.command is not None or target.direct is not None:
+        from hermes_hub.downstream.transports import Link, open_transport  # only a raw server needs them
+
         cfg, base = _raw_server(target)
         # The deadline bounds the handshake only; it is lifted once connected.
         scope = anyio.CancelScope(deadline=anyio.current_time() + cfg.startup_timeout)
@@ -87,6 +90,8 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
         if scope.cancelled_caught:
             raise HubError(f"{target.describe()} did not complete the MCP handshake within {cfg.startup_timeout:g}s")
     else:
+        from hermes_hub.app.hub import Hub  # the whole hub: imported only when it is built here
+
         hub = Hub.from_file(target.config)
         hub.fires = False  # a one-off command runs no schedules (the serving hub does)
         async with hub:

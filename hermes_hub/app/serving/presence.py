@@ -45,6 +45,7 @@ class Presence:
     url: str | None  # the /mcp URL of an HTTP hub; None for a stdio hub
     config: str  # the hub.json it serves, as an absolute path
     since: float  # when it started serving (epoch seconds)
+    token_required: bool = False  # decided once at start (upstream.exposure): a caller needs a bearer token
 
 
 def store_of(cfg: HubConfig) -> str:
@@ -66,7 +67,8 @@ def presence_file(cfg: HubConfig) -> Path:
 
 
 @contextlib.contextmanager
-def claim(cfg: HubConfig, config_path: str | Path, url: str | None = None) -> Iterator[Presence | None]:
+def claim(cfg: HubConfig, config_path: str | Path, url: str | None = None, *,
+          token_required: bool = False) -> Iterator[Presence | None]:
     """Hold the store's presence for as long as the ``with`` lasts, as this process (``url`` None: not over
     HTTP). Yields None once held, or the ``Presence`` of the hub that holds it already (then nothing is held)."""
     path = presence_file(cfg)
@@ -81,7 +83,7 @@ def claim(cfg: HubConfig, config_path: str | Path, url: str | None = None) -> It
         except BlockingIOError:
             yield _read(fd) or Presence(0, None, "", 0.0)
             return
-        me = Presence(os.getpid(), url, str(Path(config_path).resolve()), time.time())
+        me = Presence(os.getpid(), url, str(Path(config_path).resolve()), time.time(), token_required)
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(me.__dict__).encode(), 0)
         try:
@@ -93,9 +95,10 @@ def claim(cfg: HubConfig, config_path: str | Path, url: str | None = None) -> It
 
 
 @contextlib.contextmanager
-def announce(cfg: HubConfig, config_path: str | Path, url: str | None) -> Iterator[None]:
+def announce(cfg: HubConfig, config_path: str | Path, url: str | None, *, token_required: bool = False,
+             ) -> Iterator[None]:
     """``claim`` for a serving hub: a second hub on the same store serves anyway, unannounced."""
-    with claim(cfg, config_path, url) as other:
+    with claim(cfg, config_path, url, token_required=token_required) as other:
         if other is not None:
             log.info("another hub (pid %s) already serves this store; this one is not announced", other.pid or "?")
         yield
@@ -125,6 +128,7 @@ def serving(cfg: HubConfig) -> Presence | None:
 def _read(fd: int) -> Presence | None:
     try:
         raw: Any = json.loads(os.pread(fd, MAX_FILE, 0) or b"null")
-        return Presence(int(raw["pid"]), raw.get("url"), str(raw["config"]), float(raw["since"]))
+        return Presence(int(raw["pid"]), raw.get("url"), str(raw["config"]), float(raw["since"]),
+                        bool(raw.get("token_required")))
     except (ValueError, TypeError, KeyError):
         return None  # being written, or not ours: no claim a command should act on
