@@ -251,3 +251,39 @@ def test_an_installed_hub_chats_with_its_demo_servers_outside_the_checkout(insta
     run = subprocess.run([bin_dir / "hermes-hub", "chat", "--config", "hub.json", "--once", "book lunch with Ana on Monday"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
     assert run.returncode == 0 and "Booked: lunch with Ana" in run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.anyio
+async def test_an_installed_hub_inits_a_starter_config_and_serves_its_demo_servers(installed, tmp_path):
+    """`hermes-hub init` then `serve`, from the wheel, outside the checkout, with only the system folders on PATH."""
+    import httpx2
+
+    from tests.support import free_port, until
+
+    _, bin_dir = installed
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | {"PATH": "/usr/bin:/bin"}
+    made = subprocess.run([bin_dir / "hermes-hub", "init", "mine"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines()[-1].startswith("next: hermes-hub serve --config mine/hub.json")
+    port = free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    with log, subprocess.Popen([bin_dir / "hermes-hub", "serve", "--config", "mine/hub.json", "--port", str(port)],
+                               cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log) as proc:
+        async def ready() -> dict | None:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                async with httpx2.AsyncClient(timeout=5) as http:
+                    body = (await http.get(f"http://127.0.0.1:{port}/readyz")).json()
+            except httpx2.HTTPError:
+                return None
+            return body if body["ready"] else None
+
+        try:
+            body = await until(ready, timeout=90)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    assert {s["name"]: s["state"] for s in body["servers"]} == {"calendar": "READY", "reminders": "READY",
+                                                                "notes": "READY"}
+    assert (tmp_path / "mine" / ".data" / "hub.db").is_file()  # its data stays in its folder

@@ -16,6 +16,7 @@ from hermes_hub.app.cli.chat import chat_cmd
 from hermes_hub.app.cli.checks import check
 from hermes_hub.app.cli.evaluate import eval_cmd
 from hermes_hub.app.cli.events import events_cmd
+from hermes_hub.app.cli.init import init_cmd
 from hermes_hub.app.cli.install import import_cmd, install
 from hermes_hub.app.cli.login import login, logout
 from hermes_hub.app.cli.memory import memory
@@ -33,7 +34,7 @@ def main() -> None:
     """hermes-hub: one MCP server in front of all your MCP servers."""
 
 
-for command in (serve, check, servers, tools, resources, prompts, call, read, prompt,
+for command in (init_cmd, serve, check, servers, tools, resources, prompts, call, read, prompt,
                 token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
                 session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules, events_cmd, backup_cmd, restore_cmd):
     main.add_command(command)
