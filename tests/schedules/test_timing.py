@@ -41,6 +41,7 @@ def test_an_interval_counts_real_seconds_from_its_anchor_and_accepts_people_s_un
     every = Timing.of("every", "1h30m", "UTC")
     assert (every.after(100.0, 100.0), every.after(100.0 + 5400, 100.0)) == (5500.0, 10900.0)
     assert interval("2h") == 7200 and interval(90) == 90 and interval("1d") == 86400
+    assert interval("3600") == 3600 and interval(" 90 ") == 90  # seconds as digits: the tool types every as a string
 
 
 def test_a_one_off_is_due_once_and_never_after():

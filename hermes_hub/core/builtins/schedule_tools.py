@@ -20,8 +20,9 @@ TIMING = {
     "at": {"type": "string", "maxLength": 64, "description": "once, at this ISO 8601 time (e.g. "
            "2026-12-02T10:00:00+01:00; without an offset it is in 'timezone'); resolve 'tomorrow at ten' first "
            "with hermes_time_resolve"},
-    "every": {"type": ["string", "number"], "description": "repeat at this interval: '15m', '2h', '1d', '1h30m' "
-              "or seconds (at least a minute)"},
+    # one type: single-type schema dialects (Gemini's function declarations) refuse ["string", "number"]
+    "every": {"type": "string", "maxLength": 32, "description": "repeat at this interval: '15m', '2h', '1d', "
+              "'1h30m', or seconds as digits ('3600'); at least a minute"},
     "cron": {"type": "string", "maxLength": 200, "description": "repeat on a five-field cron expression in "
              "'timezone' (minute hour day month weekday), e.g. '30 8 * * 1-5' for weekdays at 08:30"},
     "timezone": {"type": "string", "maxLength": 64, "description": "IANA zone the time means (default: the "

@@ -38,6 +38,8 @@ def interval(text: str | int | float) -> float:
     """``"90m"``, ``"1h30m"``, ``"1d"`` or a number of seconds; at least a minute, at most a year."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         seconds = float(text)
+    elif (digits := str(text).strip()).isdigit() and len(digits) <= 9:  # seconds, written as text
+        seconds = float(digits)
     else:
         spec = str(text).strip().lower()[:MAX_SPEC]
         if not _INTERVAL.fullmatch(spec.replace(" ", "")):
