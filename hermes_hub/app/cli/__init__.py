@@ -25,6 +25,7 @@ from hermes_hub.app.cli.schedules import schedules
 from hermes_hub.app.cli.secrets import secret
 from hermes_hub.app.cli.serve import serve
 from hermes_hub.app.cli.session import session
+from hermes_hub.app.cli.sessions import sessions
 from hermes_hub.app.cli.storage import storage
 
 
@@ -36,7 +37,7 @@ def main() -> None:
 
 for command in (init_cmd, serve, check, servers, tools, resources, prompts, call, read, prompt,
                 token, audit_cmd, memory, traces_cmd, chat_cmd, install, import_cmd, storage, login, logout, secret,
-                session, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules, events_cmd, backup_cmd, restore_cmd):
+                session, sessions, approve_cmd, deny_cmd, approvals_cmd, eval_cmd, schedules, events_cmd, backup_cmd, restore_cmd):
     main.add_command(command)
 tools.add_command(pin)  # `hermes-hub tools pin [SERVER]`, `tools approve NAME|SERVER`
 tools.add_command(approve)
