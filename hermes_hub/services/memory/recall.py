@@ -15,6 +15,7 @@ leave the in-process vector index as deleted.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -99,7 +100,7 @@ async def recall(store: Store, indexer: Indexer, user_id: str, q: RecallQuery, *
             score, when = _memory_score(rec, c.score, now, half_life_days), rec.event_time or rec.created_at
         else:
             row = messages.get(c.pk)
-            if row is None:
+            if row is None or says_nothing(row[3]):
                 continue
             score, when = c.score, row[4]
         if (q.since is not None and when < q.since) or (q.until is not None and when >= q.until):
@@ -227,6 +228,29 @@ def _memory_item(rec: MemoryRecord, score: float) -> RecallItem:
                       created_at=rec.created_at, event_time=rec.event_time, superseded_by=rec.superseded_by,
                       kind=rec.kind, confidence=rec.confidence, flags=list(rec.flags),
                       provenance=provenance(rec.source))
+
+
+def says_nothing(content: str) -> bool:
+    """A message with nothing in it for a reader: blank (an assistant turn that only called tools), or a
+    result whose data holds no items at any depth (``{"reminders": []}``, ``{"items": [], "total": 0}``)."""
+    text = content.strip()
+    if not text:
+        return True
+    if text[0] not in "[{" or len(text) > 4096:
+        return False
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+
+    def empty(value: Any, depth: int = 0) -> bool:
+        if isinstance(value, dict):
+            return depth < 4 and all(empty(v, depth + 1) for v in value.values())
+        if isinstance(value, list):
+            return not value
+        return value in (None, "", 0, False)
+
+    return empty(data)
 
 
 def _message_item(row: tuple[Any, ...], score: float) -> RecallItem:
