@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 import httpx2
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 HANDSHAKE_SECONDS = 60  # a spawned hub answers at once; its servers may still be starting, which is fine
@@ -40,6 +40,7 @@ class Endpoint:
     url: str | None = None
     token: str | None = None
     verbose: bool = False  # the spawned hub's log on stderr (else warnings only)
+    log: Path | None = None  # the spawned hub's log goes to this file instead of the terminal (an interactive chat)
 
     def describe(self) -> str:
         return self.url or f"the hub of {self.config} (spawned over stdio)"
@@ -91,11 +92,25 @@ async def _spawned(endpoint: Endpoint) -> AsyncIterator[StdioServerParameters]:
                         f"or --url http://HOST:PORT/mcp of a running hub", 2)
     # The whole environment, unlike the SDK's allow-list: hub.json's ${VAR}s, API keys and HERMES_DATA_DIR
     # are for the hub, which is the person's own program.
-    yield StdioServerParameters(
+    params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "hermes_hub", "serve", "--stdio", "--config", str(path.resolve()),
               *(() if endpoint.verbose else ("--quiet",))],
         env=dict(os.environ), cwd=os.getcwd())
+    if endpoint.log is None:
+        yield params
+        return
+    endpoint.log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with endpoint.log.open("a", encoding="utf-8") as log:  # the hub's warnings, not over the prompt
+        yield stdio_client(params, errlog=log)
+
+
+def chat_log() -> Path:
+    """Where an interactive chat keeps the spawned hub's log: ``chat.log`` in the hub's data folder (the same
+    folder ``hermes_hub.infra.storage.default_data_dir`` names; this program imports only the MCP SDK)."""
+    if os.environ.get("HERMES_DATA_DIR"):
+        return Path(os.environ["HERMES_DATA_DIR"]).expanduser() / "chat.log"
+    return Path(os.environ.get("XDG_DATA_HOME") or "~/.local/share").expanduser() / "hermes-hub" / "chat.log"
 
 
 def _why(endpoint: Endpoint, cause: BaseException, status: int | None) -> BaseException:
@@ -103,8 +118,9 @@ def _why(endpoint: Endpoint, cause: BaseException, status: int | None) -> BaseEx
         return cause
     if endpoint.url is None:
         if isinstance(cause, MCPError):
+            where = f"is in {endpoint.log}" if endpoint.log else "is printed above"
             return ChatError(f"the hub (`hermes-hub serve --stdio --config {endpoint.config}`) stopped during "
-                             f"startup ({cause.message}); its own error is printed above, and "
+                             f"startup ({cause.message}); its own error {where}, and "
                              f"`hermes-hub check {endpoint.config}` shows what is wrong with the config")
         return cause
     if status == 404 or isinstance(cause, MCPError) and cause.message == "Not Found":

@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
 
-from hermes_hub.chat.connection import ChatError, Endpoint, connect
+from hermes_hub.chat.connection import ChatError, Endpoint, chat_log, connect
 from hermes_hub.chat.terminal import Console
 
 BUSY_GRACE = 10.0  # after a cancelled run, the hub may hold the session a moment longer while it writes
@@ -294,8 +294,12 @@ async def main(options: Options) -> int:
     """The chat, or one task with ``once``; the exit status."""
     console = Console()
     chat = Chat(console, profile=options.profile, session_id=options.session_id)
+    endpoint = options.endpoint
+    if options.once is None and endpoint.url is None and not endpoint.verbose and endpoint.log is None:
+        endpoint = replace(endpoint, log=chat_log())  # a person types here: the hub's log goes to a file
+        print(f"(the hub's log goes to {endpoint.log})", file=sys.stderr, flush=True)
     try:
-        async with connect(options.endpoint, elicitation_callback=chat.on_elicit) as client:
+        async with connect(endpoint, elicitation_callback=chat.on_elicit) as client:
             await chat.attach(client)
             async with anyio.create_task_group() as tg:
                 await tg.start(chat.watch_interrupts)

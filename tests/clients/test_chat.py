@@ -205,3 +205,20 @@ async def test_a_wrong_url_or_a_missing_config_is_a_clear_error_and_a_failing_ex
     assert no_config.returncode == 2
     assert no_config.stderr.strip() == ("error: no hub config at hub.json: run the chat where hub.json is, give "
                                         "--config PATH, or --url http://HOST:PORT/mcp of a running hub")
+
+
+async def test_an_interactive_chat_keeps_the_hubs_log_in_a_file_it_names_once(tmp_path):
+    config = write_hub(tmp_path)
+    config["mcpServers"]["broken"] = {"command": str(tmp_path / "no-such-server")}  # the hub warns about it
+    (tmp_path / "hub.json").write_text(json.dumps(config))
+    data = tmp_path / "data"
+    env = {**os.environ, "HERMES_DATA_DIR": str(data)}
+    run = subprocess.run([HERMES_HUB, "chat"], cwd=tmp_path, input="please say hello through the tool\n/quit\n",
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "The tool said hello." in run.stdout
+    assert run.stderr == f"(the hub's log goes to {data / 'chat.log'})\n"  # named once; nothing else over the chat
+    assert "[broken] FAILED" in (data / "chat.log").read_text()
+    once = subprocess.run([HERMES_HUB, "chat", "--once", "please say hello through the tool"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert once.returncode == 0 and "(the hub's log goes to" not in once.stderr  # a script keeps its stderr
