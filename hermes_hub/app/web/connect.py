@@ -88,36 +88,38 @@ def _per_user(hub: Hub, name: str) -> bool:
     return bool(getattr(hub.config.mcp_servers.get(name), "per_user", False))
 
 
+async def _run_flow(hub: Hub, flows: dict[str, _Flow], flow: _Flow, redirect_uri: str) -> None:
+    """One sign-in of the hub to ``flow.server``: the URL shown, the code awaited, the grant kept."""
+    cfg = hub.config.mcp_servers[flow.server]
+
+    async def show(url: str) -> None:
+        flow.url, flow.state = url, parse_qs(urlsplit(url).query).get("state", [None])[0]
+        if flow.state:
+            flows[flow.state] = flow
+        flow.ready.set()
+
+    async def wait() -> AuthorizationCodeResult:
+        with anyio.move_on_after(PATIENCE):
+            await flow.came_back.wait()
+        if flow.result is None:
+            raise HubError(flow.error or f"no sign-in came back within {PATIENCE:g}s; press Connect again")
+        return flow.result
+
+    try:
+        done = await sign_in(hub.grants, flow.server, cfg, user_id=flow.owner, redirect_uri=redirect_uri, open_url=show,
+                             wait_code=wait, patience=PATIENCE)
+        log.info("status page: %s signed the hub in to %s (%s tools)", flow.user, flow.server, done.tools)
+    except HubError as e:
+        flow.error = str(e)
+    finally:
+        flows.pop(flow.state or "", None)
+        flow.ready.set()
+        flow.done.set()
+
+
 def connect_routes(hub: Hub, access: Access) -> list[BaseRoute]:
     flows: dict[str, _Flow] = {}  # state -> the flow waiting for it
     logging.getLogger("uvicorn.access").addFilter(_HIDE)  # once: the same filter object is added only once
-
-    async def run_flow(flow: _Flow, redirect_uri: str) -> None:
-        cfg = hub.config.mcp_servers[flow.server]
-
-        async def show(url: str) -> None:
-            flow.url, flow.state = url, parse_qs(urlsplit(url).query).get("state", [None])[0]
-            if flow.state:
-                flows[flow.state] = flow
-            flow.ready.set()
-
-        async def wait() -> AuthorizationCodeResult:
-            with anyio.move_on_after(PATIENCE):
-                await flow.came_back.wait()
-            if flow.result is None:
-                raise HubError(flow.error or f"no sign-in came back within {PATIENCE:g}s; press Connect again")
-            return flow.result
-
-        try:
-            done = await sign_in(hub.grants, flow.server, cfg, user_id=flow.owner, redirect_uri=redirect_uri, open_url=show,
-                                 wait_code=wait, patience=PATIENCE)
-            log.info("status page: %s signed the hub in to %s (%s tools)", flow.user, flow.server, done.tools)
-        except HubError as e:
-            flow.error = str(e)
-        finally:
-            flows.pop(flow.state or "", None)
-            flow.ready.set()
-            flow.done.set()
 
     async def connect(scope: dict[str, Any], receive: Any, send: Any) -> None:
         request = Request(scope, receive)
@@ -139,7 +141,7 @@ def connect_routes(hub: Hub, access: Access) -> list[BaseRoute]:
             flow = _Flow(name, user, user if own else "")
             redirect_uri = f"{request.url.scheme}://{request.url.netloc}{CALLBACK}{name}"
             async with anyio.create_task_group() as tg:
-                tg.start_soon(run_flow, flow, redirect_uri)
+                tg.start_soon(_run_flow, hub, flows, flow, redirect_uri)
                 with anyio.move_on_after(URL_SECONDS):
                     await flow.ready.wait()
                 if flow.url and not flow.done.is_set():

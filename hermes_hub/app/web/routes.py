@@ -87,71 +87,22 @@ async def _icon(request: Request) -> Response:
                         headers={"Cache-Control": "max-age=86400"})
 
 
-def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None,
-                  followers: Followers | None = None) -> list[BaseRoute]:
-    access = Access(hub, exposure, throttle or Throttle())
-    followers = followers or Followers()  # the served app shares one with /events
+async def _login_page(access: Access, request: Request, error: str | None = None) -> HTMLResponse:
+    """The login form (401), saying why when a login cookie came with the request."""
+    if not access.tokens_required:  # no-token mode, reached from another machine (through a proxy?)
+        return _page("login.html", 403, error="This hub has no tokens, so only this machine may open its "
+                                              "page; open it on the machine the hub runs on.", form=False)
+    if error is None and request.cookies.get(COOKIE):
+        error = (f"Your login has ended (logged out, idle for {IDLE.total_seconds() / 3600:g} hours, older "
+                 f"than {LIFETIME.days} days, or its token was revoked): log in again.")
+    response = _page("login.html", 401, error=error, form=True)
+    if request.cookies.get(COOKIE):
+        response.delete_cookie(COOKIE, path="/status")
+    return response
 
-    def _filters(request: Request) -> dict[str, str | None]:
-        outcome = request.query_params.get("outcome") or None
-        return {"tool": request.query_params.get("tool") or None,
-                "outcome": outcome if outcome in view.OUTCOMES else None}
 
-    async def _login(request: Request, error: str | None = None) -> HTMLResponse:
-        if not access.tokens_required:  # no-token mode, reached from another machine (through a proxy?)
-            return _page("login.html", 403, error="This hub has no tokens, so only this machine may open its "
-                                                  "page; open it on the machine the hub runs on.", form=False)
-        if error is None and request.cookies.get(COOKIE):
-            error = (f"Your login has ended (logged out, idle for {IDLE.total_seconds() / 3600:g} hours, older "
-                     f"than {LIFETIME.days} days, or its token was revoked): log in again.")
-        response = _page("login.html", 401, error=error, form=True)
-        if request.cookies.get(COOKIE):
-            response.delete_cookie(COOKIE, path="/status")
-        return response
-
-    def _context(viewer: Viewer, data: dict[str, Any]) -> dict[str, Any]:
-        return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour,
-                "own_csrf": access.csrf(viewer),  # for what any viewer may do to their own: Connect a per_user server
-                "logins": access.tokens_required}  # without tokens there is nothing to log out of
-
-    async def page(request: Request) -> Response:
-        viewer = await access.viewer(request)
-        if viewer is None:
-            return await _login(request)
-        data = await view.view(hub, viewer.identity, **_filters(request))
-        return _page("status.html", **_context(viewer, data), query=request.url.query,
-                     secrets=await secrets_view(hub, viewer.identity), secret_csrf=access.csrf(viewer),
-                     approvals=await approvals_view(hub, viewer.identity), approval_csrf=access.csrf(viewer))
-
-    async def live(request: Request) -> Response:
-        viewer = await access.viewer(request)
-        if viewer is None:
-            return JSONResponse({"error": "log in again"}, status_code=401)
-        data = await view.view(hub, viewer.identity, **_filters(request))
-        return _page("live.html", **_context(viewer, data))
-
-    async def as_json(request: Request) -> Response:
-        viewer = await access.viewer(request)
-        if viewer is None:
-            return JSONResponse({"error": "unauthorized", "error_description":
-                                 "send 'Authorization: Bearer <token>'; create one with `hermes-hub token create USER`"},
-                                status_code=401, headers={"www-authenticate": 'Bearer realm="hermes-hub"'})
-        data = view.as_json(await view.view(hub, viewer.identity, **_filters(request)))
-        if viewer.admin:
-            data["csrf"] = access.csrf(viewer)  # for scripts in loopback mode, which send no bearer header
-        return JSONResponse(data, headers={"cache-control": "no-store"})
-
-    async def run(request: Request) -> Response:
-        viewer = await access.viewer(request)
-        if viewer is None:
-            return await _login(request)
-        try:
-            found = await view.trace(hub, viewer.identity, request.path_params["run_id"])
-        except NotFound as e:  # another user's run answers like one that never existed
-            return _page("message.html", 404, title="No such run", message=str(e))
-        if "json" in request.headers.get("accept", ""):
-            return JSONResponse(found)
-        return _page("run.html", run=found)
+def _session_routes(access: Access) -> list[BaseRoute]:
+    """POST /status/login and /status/logout: a login session whose cookie holds its id, never the token."""
 
     async def login(request: Request) -> Response:
         if not same_origin(request):  # a foreign page must not log this browser into someone's account
@@ -164,7 +115,7 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         if session_id is not None and (old := request.cookies.get(COOKIE)):
             await access.logins.close(old)  # a second login in this browser replaces the first
         if session_id is None:
-            return await _login(request, "That token is not valid (or was revoked). Create one with "
+            return await _login_page(access, request, "That token is not valid (or was revoked). Create one with "
                                          "`hermes-hub token create USER`.")
         response = RedirectResponse("/status", 303)
         # The cookie holds the session's random id, never the token; the store keeps only its hash.
@@ -178,6 +129,13 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
         response = RedirectResponse("/status", 303)
         response.delete_cookie(COOKIE, path="/status")
         return response
+
+    return [Route("/status/login", _limited(login, html=True), methods=["POST"]),
+            Route("/status/logout", logout, methods=["POST"])]
+
+
+def _admin_routes(hub: Hub, access: Access) -> list[BaseRoute]:
+    """POST /status/servers/{name}/restart and /status/reload: admins only, with the CSRF token, audited."""
 
     async def _act(request: Request, action: Any, what: str, arguments: dict[str, Any]) -> Response:
         viewer = await access.viewer(request)
@@ -208,14 +166,69 @@ def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None
     async def reload(request: Request) -> Response:
         return await _act(request, hub.reload_file, "status_reload", {})
 
+    return [Route("/status/servers/{name}/restart", _limited(restart, html=False), methods=["POST"]),
+            Route("/status/reload", _limited(reload, html=False), methods=["POST"])]
+
+
+def status_routes(hub: Hub, exposure: Exposure, throttle: Throttle | None = None,
+                  followers: Followers | None = None) -> list[BaseRoute]:
+    access = Access(hub, exposure, throttle or Throttle())
+    followers = followers or Followers()  # the served app shares one with /events
+
+    def _filters(request: Request) -> dict[str, str | None]:
+        outcome = request.query_params.get("outcome") or None
+        return {"tool": request.query_params.get("tool") or None,
+                "outcome": outcome if outcome in view.OUTCOMES else None}
+
+    def _context(viewer: Viewer, data: dict[str, Any]) -> dict[str, Any]:
+        return {"d": data, "csrf": access.csrf(viewer) if viewer.admin else None, "colour": view.colour,
+                "own_csrf": access.csrf(viewer),  # for what any viewer may do to their own: Connect a per_user server
+                "logins": access.tokens_required}  # without tokens there is nothing to log out of
+
+    async def page(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return await _login_page(access, request)
+        data = await view.view(hub, viewer.identity, **_filters(request))
+        return _page("status.html", **_context(viewer, data), query=request.url.query,
+                     secrets=await secrets_view(hub, viewer.identity), secret_csrf=access.csrf(viewer),
+                     approvals=await approvals_view(hub, viewer.identity), approval_csrf=access.csrf(viewer))
+
+    async def live(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return JSONResponse({"error": "log in again"}, status_code=401)
+        data = await view.view(hub, viewer.identity, **_filters(request))
+        return _page("live.html", **_context(viewer, data))
+
+    async def as_json(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return JSONResponse({"error": "unauthorized", "error_description":
+                                 "send 'Authorization: Bearer <token>'; create one with `hermes-hub token create USER`"},
+                                status_code=401, headers={"www-authenticate": 'Bearer realm="hermes-hub"'})
+        data = view.as_json(await view.view(hub, viewer.identity, **_filters(request)))
+        if viewer.admin:
+            data["csrf"] = access.csrf(viewer)  # for scripts in loopback mode, which send no bearer header
+        return JSONResponse(data, headers={"cache-control": "no-store"})
+
+    async def run(request: Request) -> Response:
+        viewer = await access.viewer(request)
+        if viewer is None:
+            return await _login_page(access, request)
+        try:
+            found = await view.trace(hub, viewer.identity, request.path_params["run_id"])
+        except NotFound as e:  # another user's run answers like one that never existed
+            return _page("message.html", 404, title="No such run", message=str(e))
+        if "json" in request.headers.get("accept", ""):
+            return JSONResponse(found)
+        return _page("run.html", run=found)
+
     static = Path(__file__).parent / "static"
     return [
         Route("/status", _limited(page, html=True)), Route("/status.json", _limited(as_json, html=False)),
         Route("/status/live", _limited(live, html=False)), Route("/status/runs/{run_id}", _limited(run, html=True)),
-        Route("/status/login", _limited(login, html=True), methods=["POST"]),
-        Route("/status/logout", logout, methods=["POST"]),
-        Route("/status/servers/{name}/restart", _limited(restart, html=False), methods=["POST"]),
-        Route("/status/reload", _limited(reload, html=False), methods=["POST"]),
+        *_session_routes(access), *_admin_routes(hub, access),
         *connect_routes(hub, access),  # Connect: OAuth sign-in to a server in NEEDS_AUTH
         *secret_routes(hub, access),  # "Your secrets": each viewer's own (web/secrets.py)
         *approval_routes(hub, access, _page),  # "Waiting for your approval": each viewer's own (web/approvals.py)

@@ -39,6 +39,12 @@ SCHEMA = {
 def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig],
                 get_store: Callable[[], Awaitable[Store]], bridge: Bridge,
                 ) -> list[BuiltinTool | BuiltinTemplate | BuiltinPrompts]:
+    return [_run_tool(get_agent, get_config, bridge), *_trace_items(get_store),
+            BuiltinPrompts(lambda: profile_prompts(get_config()))]
+
+
+def _run_tool(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig], bridge: Bridge) -> BuiltinTool:
+    """``agent_run``: the hub's agent on a task, parked behind the bridge for hosts in input-required rounds."""
     async def run(args: dict[str, Any], ctx: CallContext) -> Any:
         # A 2026-07-28 host cannot be sent a request mid-call; the bridge parks the run and turns each
         # question (a confirmation, a sampling request) into an input-required round the host's retry answers.
@@ -66,14 +72,20 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
         execution=types.ToolExecution(task_support="optional"),  # a host that speaks tasks gets one (tasks.py)
     )
-    def guarded(body: Callable[[dict[str, Any], CallContext], Awaitable[Any]]) -> Any:
-        async def handler(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
-            try:
-                return json_result(await body(args, ctx))
-            except HubError as e:
-                return types.CallToolResult(content=[types.TextContent(type="text", text=str(e))], is_error=True)
-        return handler
+    return BuiltinTool(tool, run)
 
+
+def _guarded(body: Callable[[dict[str, Any], CallContext], Awaitable[Any]]) -> Any:
+    async def handler(args: dict[str, Any], ctx: CallContext) -> types.CallToolResult:
+        try:
+            return json_result(await body(args, ctx))
+        except HubError as e:
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(e))], is_error=True)
+    return handler
+
+
+def _trace_items(get_store: Callable[[], Awaitable[Store]]) -> list[BuiltinTool | BuiltinTemplate]:
+    """What the caller's own agent runs did (trace_list, trace_get, the trace template) and their ratings."""
     async def trace_list(args: dict[str, Any], ctx: CallContext) -> Any:
         runs = await (await get_store()).list_runs(ctx.caller.user_id, limit=args.get("limit", 20))
         return {"runs": [run_summary(r) for r in runs]}
@@ -96,12 +108,11 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
 
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
     return [
-        BuiltinTool(tool, run),
         BuiltinTool(types.Tool(name="trace_list", description="Your recent agent runs, newest first: profile, task, "
                                "how each ended, rounds, rating.", annotations=read_only,
                                input_schema={"type": "object", "properties": {"limit": {
                                    "type": "integer", "minimum": 1, "maximum": 200}}, "additionalProperties": False}),
-                    guarded(trace_list)),
+                    _guarded(trace_list)),
         BuiltinTool(types.Tool(name="trace_get", description="What one agent run did, round by round: every model "
                                "request (provider, tokens, seconds, finish), every tool call (server, seconds, "
                                "outcome, size; secrets masked) and the context budget; prompt: true adds what each "
@@ -109,7 +120,7 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                                input_schema={"type": "object", "properties": {"run_id": RUN_ID, "prompt": {
                                    "type": "boolean", "description": "add each model request and answer"}},
                                              "required": ["run_id"], "additionalProperties": False}),
-                    guarded(trace_get)),
+                    _guarded(trace_get)),
         BuiltinTool(types.Tool(name="feedback", description="Rate an agent run up or down, with an optional comment; "
                                "kept with its trace. A run rated down becomes a case of your evaluation set "
                                "(`hermes-hub eval --set mine`).",
@@ -117,13 +128,12 @@ def agent_items(get_agent: Callable[[], Agent], get_config: Callable[[], HubConf
                                    "run_id": RUN_ID, "rating": {"enum": ["up", "down"]},
                                    "comment": {"type": "string", "maxLength": 2000}},
                                    "required": ["run_id", "rating"], "additionalProperties": False}),
-                    guarded(feedback)),
+                    _guarded(feedback)),
         BuiltinTemplate(types.ResourceTemplate(uri_template="hub://traces/{run_id}", name="agent run trace",
                                                mime_type="application/json",
                                                description="What one of your agent runs did, round by round, "
                                                            "with what each model request contained"),
                         trace_text),
-        BuiltinPrompts(lambda: profile_prompts(get_config())),
     ]
 
 

@@ -66,13 +66,50 @@ def render(items: list[RecallItem]) -> str:
     return "\n".join(lines)
 
 
+async def _remember(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+    return await m.remember(uid, a["text"], kind=a.get("kind", "fact"), event_time=a.get("event_time"),
+                            confidence=a.get("confidence", 1.0), supersedes=a.get("supersedes"),
+                            source_message_ids=a.get("source_message_ids"))
+
+
+async def _list(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+    return await m.listing(uid, state=a.get("state"), kind=a.get("kind"), limit=a.get("limit", 50),
+                           cursor=a.get("cursor"))
+
+
+async def _forget(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+    if a.get("all"):
+        return await m.forget_all(uid)
+    if "session_id" in a:
+        return await m.forget_session(uid, a["session_id"], confirm=a.get("confirm", False))
+    if "memory_id" not in a:
+        raise InvalidInput("give memory_id (one memory), session_id (what was remembered only from that "
+                           "session), or all: true to forget every memory of the user")
+    return await m.forget(uid, a["memory_id"])
+
+
+async def _forget_all(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+    return await m.forget_all(uid)
+
+
+async def _restore(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+    return await m.restore(uid, a["memory_id"])
+
+
+async def _history(m: Memories, uid: str, a: dict[str, Any]) -> Any:
+    entries = await m.history(uid, a["memory_id"])
+    found = await m.get(uid, a["memory_id"])
+    return {"memory_id": a["memory_id"], "source": found.source,
+            "history": [e.model_dump(mode="json") for e in entries]}
+
+
+async def _export(m: Memories, uid: str, a: dict[str, Any]) -> types.CallToolResult:
+    text = await m.export(uid, a.get("format", "json"))
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
 def memory_items(get: Callable[[], Memories], documents: Callable[[], Documents | None] = lambda: None,
                  ) -> list[BuiltinTool | BuiltinResource | BuiltinTemplate]:
-    async def remember(m: Memories, uid: str, a: dict[str, Any]) -> Any:
-        return await m.remember(uid, a["text"], kind=a.get("kind", "fact"), event_time=a.get("event_time"),
-                                confidence=a.get("confidence", 1.0), supersedes=a.get("supersedes"),
-                                source_message_ids=a.get("source_message_ids"))
-
     async def recall(m: Memories, uid: str, a: dict[str, Any]) -> types.CallToolResult:
         wanted = tuple(a.get("sources", ("memories", "sessions")))
         own = tuple(s for s in wanted if s != "documents")  # documents: docs_tools
@@ -86,36 +123,6 @@ def memory_items(get: Callable[[], Memories], documents: Callable[[], Documents 
         data = {"items": [i.model_dump(mode="json", exclude_none=True) for i in items]}
         return types.CallToolResult(content=[types.TextContent(type="text", text=render(items))],
                                     structured_content=data)
-
-    async def list_(m: Memories, uid: str, a: dict[str, Any]) -> Any:
-        return await m.listing(uid, state=a.get("state"), kind=a.get("kind"), limit=a.get("limit", 50),
-                               cursor=a.get("cursor"))
-
-    async def forget(m: Memories, uid: str, a: dict[str, Any]) -> Any:
-        if a.get("all"):
-            return await m.forget_all(uid)
-        if "session_id" in a:
-            return await m.forget_session(uid, a["session_id"], confirm=a.get("confirm", False))
-        if "memory_id" not in a:
-            raise InvalidInput("give memory_id (one memory), session_id (what was remembered only from that "
-                               "session), or all: true to forget every memory of the user")
-        return await m.forget(uid, a["memory_id"])
-
-    async def forget_all(m: Memories, uid: str, a: dict[str, Any]) -> Any:
-        return await m.forget_all(uid)
-
-    async def restore(m: Memories, uid: str, a: dict[str, Any]) -> Any:
-        return await m.restore(uid, a["memory_id"])
-
-    async def history(m: Memories, uid: str, a: dict[str, Any]) -> Any:
-        entries = await m.history(uid, a["memory_id"])
-        found = await m.get(uid, a["memory_id"])
-        return {"memory_id": a["memory_id"], "source": found.source,
-                "history": [e.model_dump(mode="json") for e in entries]}
-
-    async def export(m: Memories, uid: str, a: dict[str, Any]) -> types.CallToolResult:
-        text = await m.export(uid, a.get("format", "json"))
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
     async def active_text(ctx: CallContext) -> str:
         page = await get().listing(ctx.caller.user_id, state="active", limit=200)
@@ -139,7 +146,7 @@ def memory_items(get: Callable[[], Memories], documents: Callable[[], Documents 
              _schema({"text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
                       "kind": {"enum": list(KINDS)}, "event_time": TIME,
                       "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                      "supersedes": MID, "source_message_ids": SOURCES}, ("text",)), remember, private=("text",)),
+                      "supersedes": MID, "source_message_ids": SOURCES}, ("text",)), _remember, private=("text",)),
         tool("memory_recall",
              "Search the user's long-term memories and past conversations with a question as a person would "
              "ask it (any language); best first. Superseded and archived memories are left out unless asked for.",
@@ -150,24 +157,24 @@ def memory_items(get: Callable[[], Memories], documents: Callable[[], Documents 
         tool("memory_list", "List the user's memories, newest first; page with cursor.",
              _schema({"state": {"enum": ["active", "archived"]}, "kind": {"enum": list(KINDS)},
                       "limit": {"type": "integer", "minimum": 1, "maximum": 200},
-                      "cursor": {"type": "string"}}), list_, read_only=True),
+                      "cursor": {"type": "string"}}), _list, read_only=True),
         tool("memory_forget", "Forget one memory everywhere it is kept (it cannot be restored); all: true forgets "
              "every memory of the user; session_id: the memories remembered only from that session (first the "
              "count and ids, then with confirm: true they are forgotten).",
              _schema({"memory_id": MID, "all": {"const": True, "description": "every memory, not one"},
                       "session_id": {"type": "string", "description": "a session id (hermes_session_list)"},
                       "confirm": {"type": "boolean", "description": "with session_id: forget them (else count)"}}),
-             forget,
+             _forget,
              destructive=True),
         tool("memory_forget_all", f"Forget every memory of the user. Pass confirm: true. {DEPRECATED}"
              "hermes_memory_forget with all: true.",
-             _schema({"confirm": {"const": True}}, ("confirm",)), forget_all, destructive=True),
+             _schema({"confirm": {"const": True}}, ("confirm",)), _forget_all, destructive=True),
         tool("memory_restore", "Bring an archived memory back into recall.",
-             _schema({"memory_id": MID}, ("memory_id",)), restore),
+             _schema({"memory_id": MID}, ("memory_id",)), _restore),
         tool("memory_history", "Where a memory came from (source: session, message ids, time) and every decision "
-             "that touched it: added, superseded, archived, restored; by whom and why.", _schema({"memory_id": MID}, ("memory_id",)), history, read_only=True),
+             "that touched it: added, superseded, archived, restored; by whom and why.", _schema({"memory_id": MID}, ("memory_id",)), _history, read_only=True),
         tool("memory_export", "Export all the user's memories as JSON or Markdown.",
-             _schema({"format": {"enum": ["json", "markdown"]}}), export, read_only=True),
+             _schema({"format": {"enum": ["json", "markdown"]}}), _export, read_only=True),
         BuiltinResource(types.Resource(uri="hub://memory", name="memory", mime_type="application/json",
                                        description="Your active memories, newest first"), active_text),
         BuiltinTemplate(types.ResourceTemplate(uri_template="hub://memory/{memory_id}", name="memory",

@@ -61,6 +61,11 @@ def _tool(name: str, description: str, schema: dict[str, Any], run: Callable[[st
 
 def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinResource | BuiltinTemplate]:
     """The session tools and resources over the hub's ``Sessions`` (looked up per call: opened on start)."""
+    return [*_conversation_tools(get), *_keeping_tools(get), *_session_resources(get)]
+
+
+def _conversation_tools(get: Callable[[], Sessions]) -> list[BuiltinTool]:
+    """Sessions and their messages: create, list, read, append, import, search."""
 
     async def create(uid: str, a: dict[str, Any]) -> Any:
         return await get().create(uid, a.get("title", ""))
@@ -85,6 +90,32 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
         hits = await get().search(uid, a["query"], limit=a.get("limit", 20), session_id=a.get("session_id"))
         return {"results": [h.model_dump(mode="json") for h in hits]}
 
+    return [
+        _tool("session_create", "Start a new conversation session; returns its id.",
+              _schema({"title": {"type": "string", "maxLength": 200}}), create),
+        _tool("session_list", "List your sessions, most recently updated first.",
+              _schema({"limit": LIMIT, "cursor": CURSOR}), list_, read_only=True),
+        _tool("session_history", "Read a session's messages in order, tool calls included; page with cursor.",
+              _schema({"session_id": SID, "limit": LIMIT, "cursor": CURSOR, "newest_first": {"type": "boolean"}},
+                      ["session_id"]), history, read_only=True),
+        _tool("session_append", "Append one message (system, user, assistant or tool) to a session; created_at is "
+                                "when the message was said (default now). Messages keep the order appended.",
+              _schema({"session_id": SID, **MESSAGE["properties"]}, ["session_id", "role", "content"]), append),
+        _tool("session_import", "Import a whole conversation from elsewhere as a new session, all or nothing. "
+                                "created_at is when a message was said (default: the time of the one before). "
+                                f"At most {MAX_IMPORT_MESSAGES:,} messages.",
+              _schema({"title": {"type": "string", "maxLength": 200},
+                       "messages": {"type": "array", "minItems": 1, "items": MESSAGE}}, ["title", "messages"]),
+              import_),
+        _tool("session_search", "Full-text search over your sessions (any language); returns snippets.",
+              _schema({"query": {"type": "string", "minLength": 1}, "limit": LIMIT, "session_id": SID}, ["query"]),
+              search, read_only=True),
+    ]
+
+
+def _keeping_tools(get: Callable[[], Sessions]) -> list[BuiltinTool]:
+    """A session's title, its deletion and its working memory."""
+
     async def rename(uid: str, a: dict[str, Any]) -> Any:
         return await get().rename(uid, a["session_id"], a["title"])
 
@@ -107,38 +138,7 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
         return await memory.set(uid, a["session_id"], a["text"]) if "text" in a else await memory.get(
             uid, a["session_id"])
 
-    async def working_text(params: dict[str, str], ctx: CallContext) -> str:
-        found = await WorkingMemory(get().store).get(ctx.caller.user_id, params["session_id"])
-        return json.dumps(found, indent=2, ensure_ascii=False)
-
-    async def list_text(ctx: CallContext) -> str:
-        page = await get().list(ctx.caller.user_id, limit=200)
-        return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
-
-    async def transcript(params: dict[str, str], ctx: CallContext) -> str:
-        page = await get().history(ctx.caller.user_id, params["session_id"], limit=200)
-        return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
-
     return [
-        _tool("session_create", "Start a new conversation session; returns its id.",
-              _schema({"title": {"type": "string", "maxLength": 200}}), create),
-        _tool("session_list", "List your sessions, most recently updated first.",
-              _schema({"limit": LIMIT, "cursor": CURSOR}), list_, read_only=True),
-        _tool("session_history", "Read a session's messages in order, tool calls included; page with cursor.",
-              _schema({"session_id": SID, "limit": LIMIT, "cursor": CURSOR, "newest_first": {"type": "boolean"}},
-                      ["session_id"]), history, read_only=True),
-        _tool("session_append", "Append one message (system, user, assistant or tool) to a session; created_at is "
-                                "when the message was said (default now). Messages keep the order appended.",
-              _schema({"session_id": SID, **MESSAGE["properties"]}, ["session_id", "role", "content"]), append),
-        _tool("session_import", "Import a whole conversation from elsewhere as a new session, all or nothing. "
-                                "created_at is when a message was said (default: the time of the one before). "
-                                f"At most {MAX_IMPORT_MESSAGES:,} messages.",
-              _schema({"title": {"type": "string", "maxLength": 200},
-                       "messages": {"type": "array", "minItems": 1, "items": MESSAGE}}, ["title", "messages"]),
-              import_),
-        _tool("session_search", "Full-text search over your sessions (any language); returns snippets.",
-              _schema({"query": {"type": "string", "minLength": 1}, "limit": LIMIT, "session_id": SID}, ["query"]),
-              search, read_only=True),
         _tool("session_rename", "Give a session a new title.",
               _schema({"session_id": SID, "title": {"type": "string", "maxLength": 200}}, ["session_id", "title"]),
               rename),
@@ -158,6 +158,25 @@ def session_items(get: Callable[[], Sessions]) -> list[BuiltinTool | BuiltinReso
                                  "clears it).",
               _schema({"session_id": SID, "text": {"type": "string", "maxLength": WORKING_CHARS}}, ["session_id"]),
               working),
+    ]
+
+
+def _session_resources(get: Callable[[], Sessions]) -> list[BuiltinResource | BuiltinTemplate]:
+    """hub://sessions, a session's transcript and its working memory, as resources."""
+
+    async def working_text(params: dict[str, str], ctx: CallContext) -> str:
+        found = await WorkingMemory(get().store).get(ctx.caller.user_id, params["session_id"])
+        return json.dumps(found, indent=2, ensure_ascii=False)
+
+    async def list_text(ctx: CallContext) -> str:
+        page = await get().list(ctx.caller.user_id, limit=200)
+        return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
+
+    async def transcript(params: dict[str, str], ctx: CallContext) -> str:
+        page = await get().history(ctx.caller.user_id, params["session_id"], limit=200)
+        return json.dumps(page.model_dump(mode="json"), indent=2, ensure_ascii=False)
+
+    return [
         BuiltinResource(types.Resource(uri="hub://sessions", name="sessions", mime_type="application/json",
                                        description="Your sessions, most recently updated first"), list_text),
         BuiltinTemplate(types.ResourceTemplate(uri_template="hub://sessions/{session_id}", name="session transcript",
