@@ -25,6 +25,7 @@ import anyio
 import httpx2
 import mcp.types as types
 from anyio.abc import ByteReceiveStream, Process
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
@@ -175,6 +176,108 @@ def resolve_command(command: str, env: dict[str, str], cwd: Path | None, args: S
     return found
 
 
+class _Child:
+    """The pumps between a stdio child's pipes and the session's streams, and what they share."""
+
+    def __init__(self, name: str, process: Process, link: Link, lane: StdioLane,
+                 to_session: MemoryObjectSendStream[SessionMessage | Exception],
+                 from_session: MemoryObjectReceiveStream[SessionMessage]) -> None:
+        self.name, self.process, self.link, self.lane = name, process, link, lane
+        self.to_session, self.from_session = to_session, from_session
+        self.stderr_done, self.stdout_eof = anyio.Event(), anyio.Event()
+        self.limit = message_limit()
+        self.in_flight = InFlight()
+
+    async def dropped(self, item: Dropped) -> None:
+        """An answer over the limit fails its own call (by its id, else the oldest in flight), at once."""
+        why = too_big(self.limit)
+        rid = item.id()
+        if rid is None and not item.ended:
+            return  # its id may come last: known at its end
+        if rid is not None and self.lane.fail(rid, why):
+            return
+        flight = self.in_flight
+        if rid is not None and flight.take(rid) or rid is None and (rid := flight.oldest()) is not None:
+            await self.to_session.send(InFlight.failure(rid, why))
+        elif rid is None:
+            self.lane.fail_oldest(why)
+
+    async def pump_stdout(self) -> None:
+        async with self.to_session:
+            handled = False  # the line being dropped has failed its call already
+            async for line in read_lines(self.process.stdout, self.limit):
+                if isinstance(line, Dropped):
+                    if not line.ended and not line.endless:
+                        log.warning("[%s] dropping a message of more than %d bytes on stdout (hub.max_message_bytes)",
+                                    self.name, self.limit)
+                    if not handled or line.endless:
+                        await self.dropped(line)
+                    handled = not line.ended and line.id() is not None
+                    if line.endless:  # nothing after it can be read: restart the child
+                        log.warning("[%s] wrote more than %d bytes with no newline; restarting it", self.name, line.size)
+                        self.link.hung = True
+                        self.link.lost = f"it wrote more than {line.size:,} bytes on stdout with no newline; restarted"
+                        self.lane.close(why := f"{too_big(self.limit)} (a line with no end: the server is restarted)")
+                        for rid in iter(self.in_flight.oldest, None):
+                            await self.to_session.send(InFlight.failure(rid, why))
+                        self.link.closed.set()
+                        return
+                    continue
+                if self.lane.pending and await self.lane.take(line):
+                    continue
+                try:
+                    msg: SessionMessage | Exception = SessionMessage(
+                        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    )
+                except ValueError as exc:
+                    log.warning("[%s] not JSON-RPC on stdout (log to stderr instead): %.200s", self.name, line)
+                    msg = exc
+                else:  # an answer to a lane call whose id the line spelt with escapes
+                    if self.lane.pending and isinstance(msg.message, types.JSONRPCResponse | types.JSONRPCError) and \
+                            self.lane.claim(msg.message.model_dump(by_alias=True, mode="json", exclude_none=True)):
+                        continue
+                    self.in_flight.answered(msg.message)
+                try:
+                    await self.to_session.send(msg)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+            self.stdout_eof.set()
+            # stdout ended, so the child is probably exiting: let calls in flight fail once its exit
+            # code and last stderr lines are known (watch_exit), so their error can name them
+            with anyio.move_on_after(2):
+                await self.link.closed.wait()
+            self.lane.close("the server closed its stdout")
+
+    async def pump_stderr(self) -> None:
+        try:
+            async for line, size in _lines(self.process.stderr, MAX_STDERR_LINE):
+                text = line.decode("utf-8", "replace").rstrip()
+                if size > len(line):
+                    text += f" … ({size - len(line):,} more bytes not kept)"
+                self.link.stderr_tail.append(text)
+                log.info("[%s] %s", self.name, text)
+        finally:
+            self.stderr_done.set()
+
+    async def pump_stdin(self) -> None:
+        assert self.process.stdin
+        try:
+            async with self.from_session:
+                async for m in self.from_session:
+                    self.in_flight.sent(m.message)
+                    await self.process.stdin.send(_line(m))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+
+    async def watch_exit(self) -> None:
+        self.link.exit_code = await self.process.wait()
+        with anyio.move_on_after(1):  # let the last stderr lines land in the tail first
+            await self.stderr_done.wait()
+        self.lane.close(f"the server exited (code {self.link.exit_code})")
+        self.link.closed.set()
+        await self.to_session.aclose()  # in-flight requests fail now, not at their timeout
+
+
 @asynccontextmanager
 async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> AsyncIterator[tuple]:
     assert cfg.command
@@ -196,110 +299,18 @@ async def _stdio(name: str, cfg: ServerConfig, base_dir: Path, link: Link) -> As
     lane = link.lane = StdioLane(process.stdin.send)
     to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write, from_session = anyio.create_memory_object_stream[SessionMessage](16)
-    stderr_done = anyio.Event()
-    stdout_eof = anyio.Event()
-
-    limit = message_limit()
-    in_flight = InFlight()
-
-    async def dropped(item: Dropped) -> None:
-        """An answer over the limit fails its own call (by its id, else the oldest in flight), at once."""
-        why = too_big(limit)
-        rid = item.id()
-        if rid is None and not item.ended:
-            return  # its id may come last: known at its end
-        if rid is not None and lane.fail(rid, why):
-            return
-        if rid is not None and in_flight.take(rid) or rid is None and (rid := in_flight.oldest()) is not None:
-            await to_session.send(InFlight.failure(rid, why))
-        elif rid is None:
-            lane.fail_oldest(why)
-
-    async def pump_stdout() -> None:
-        async with to_session:
-            handled = False  # the line being dropped has failed its call already
-            async for line in read_lines(process.stdout, limit):
-                if isinstance(line, Dropped):
-                    if not line.ended and not line.endless:
-                        log.warning("[%s] dropping a message of more than %d bytes on stdout (hub.max_message_bytes)",
-                                    name, limit)
-                    if not handled or line.endless:
-                        await dropped(line)
-                    handled = not line.ended and line.id() is not None
-                    if line.endless:  # nothing after it can be read: restart the child
-                        log.warning("[%s] wrote more than %d bytes with no newline; restarting it", name, line.size)
-                        link.hung = True
-                        link.lost = f"it wrote more than {line.size:,} bytes on stdout with no newline; restarted"
-                        lane.close(why := f"{too_big(limit)} (a line with no end: the server is restarted)")
-                        for rid in iter(in_flight.oldest, None):
-                            await to_session.send(InFlight.failure(rid, why))
-                        link.closed.set()
-                        return
-                    continue
-                if lane.pending and await lane.take(line):
-                    continue
-                try:
-                    msg: SessionMessage | Exception = SessionMessage(
-                        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                    )
-                except ValueError as exc:
-                    log.warning("[%s] not JSON-RPC on stdout (log to stderr instead): %.200s", name, line)
-                    msg = exc
-                else:  # an answer to a lane call whose id the line spelt with escapes
-                    if lane.pending and isinstance(msg.message, types.JSONRPCResponse | types.JSONRPCError) and \
-                            lane.claim(msg.message.model_dump(by_alias=True, mode="json", exclude_none=True)):
-                        continue
-                    in_flight.answered(msg.message)
-                try:
-                    await to_session.send(msg)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-            stdout_eof.set()
-            # stdout ended, so the child is probably exiting: let calls in flight fail once its exit
-            # code and last stderr lines are known (watch_exit), so their error can name them
-            with anyio.move_on_after(2):
-                await link.closed.wait()
-            lane.close("the server closed its stdout")
-
-    async def pump_stderr() -> None:
-        try:
-            async for line, size in _lines(process.stderr, MAX_STDERR_LINE):
-                text = line.decode("utf-8", "replace").rstrip()
-                if size > len(line):
-                    text += f" … ({size - len(line):,} more bytes not kept)"
-                link.stderr_tail.append(text)
-                log.info("[%s] %s", name, text)
-        finally:
-            stderr_done.set()
-
-    async def pump_stdin() -> None:
-        assert process.stdin
-        try:
-            async with from_session:
-                async for m in from_session:
-                    in_flight.sent(m.message)
-                    await process.stdin.send(_line(m))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            pass
-
-    async def watch_exit() -> None:
-        link.exit_code = await process.wait()
-        with anyio.move_on_after(1):  # let the last stderr lines land in the tail first
-            await stderr_done.wait()
-        lane.close(f"the server exited (code {link.exit_code})")
-        link.closed.set()
-        await to_session.aclose()  # in-flight requests fail now, not at their timeout
+    child = _Child(name, process, link, lane, to_session, from_session)
 
     # All four ends are closed on the way out, also those of a pump cancelled before it began.
     with to_session, read, write, from_session:
         async with anyio.create_task_group() as tg:
-            for pump in (pump_stdout, pump_stderr, pump_stdin, watch_exit):
+            for pump in (child.pump_stdout, child.pump_stderr, child.pump_stdin, child.watch_exit):
                 tg.start_soon(pump)
             try:
                 yield read, write
             finally:
                 with anyio.CancelScope(shield=True):
-                    if stdout_eof.is_set():  # the child closed its stdout: it is probably exiting; let it
+                    if child.stdout_eof.is_set():  # the child closed its stdout: it is probably exiting; let it
                         with anyio.move_on_after(1):
                             await process.wait()
                     link.exited_on_its_own = process.returncode is not None

@@ -37,9 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -47,8 +45,8 @@ import anyio
 
 from hermes_hub.core.agent.artifacts import Artifacts
 from hermes_hub.core.agent.background import background
-from hermes_hub.core.agent.calls import CallRecord, Calls, Tools
-from hermes_hub.core.agent.completion import ask, finish, settings
+from hermes_hub.core.agent.calls import Calls, Tools
+from hermes_hub.core.agent.completion import finish, settings
 from hermes_hub.core.agent.context import Budget, build_request, time_note, tokens
 from hermes_hub.core.agent.delegation import Delegates, Depth, handlers
 from hermes_hub.core.agent.gate import RunGate
@@ -59,6 +57,7 @@ from hermes_hub.core.agent.profiles import Profile
 from hermes_hub.core.agent.prompts import PromptLog
 from hermes_hub.core.agent.routing import Router
 from hermes_hub.core.agent.summaries import Summarizer
+from hermes_hub.core.agent.turns import Request, RunResult, ask_round, take_results
 from hermes_hub.core.agent.working import remember_working
 from hermes_hub.core.aggregation import apps
 from hermes_hub.core.aggregation.catalog import ORIGIN_META, Catalog
@@ -79,36 +78,6 @@ log = logging.getLogger("hermes_hub.core.agent")
 REPEAT_LIMIT = 3  # identical tool results in a row that end a run
 STOP_REASONS = ("answered", "max_rounds", "repeated_results", "needs_input", "declined", "cancelled", "model_error",
                 "length")  # length: the answer was cut by max_tokens, also after one continuation
-
-
-@dataclass
-class RunResult:
-    answer: str
-    session_id: str
-    run_id: str
-    stop_reason: str
-    rounds: int = 0
-    tool_calls: list[CallRecord] = field(default_factory=list)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    trace: list[dict[str, Any]] = field(default_factory=list)  # every budget decision, model request, tool call
-    invalid: dict[str, int] = field(default_factory=dict)  # tool -> invalid-argument calls in a row
-    intents: list[str] | None = None  # issue 21: the intents the run was routed to, in order (None: no router)
-    started: float = field(default_factory=time.perf_counter)
-
-    def event(self, kind: str, **fields: Any) -> None:
-        self.trace.append({"at": round(time.perf_counter() - self.started, 4), "kind": kind, **fields})
-
-    def count(self, usage: tuple[int, int]) -> None:
-        self.input_tokens, self.output_tokens = self.input_tokens + usage[0], self.output_tokens + usage[1]
-
-    def structured(self) -> dict[str, Any]:
-        return {"answer": self.answer, "session_id": self.session_id, "run_id": self.run_id,
-                "stop_reason": self.stop_reason, "rounds": self.rounds,
-                "tool_calls": [{"name": c.name, "arguments": c.arguments, "is_error": c.is_error,
-                                "seconds": round(c.seconds, 3)} for c in self.tool_calls],
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
-                **({"intents": self.intents} if self.intents is not None else {})}
 
 
 class Agent:
@@ -214,6 +183,70 @@ class Agent:
 
     async def _rounds(self, task: str, profile: Profile, ctx: CallContext, run: RunResult,
                       transcript: list[dict[str, Any]], model: Provider, depth: Depth, observer: Observer) -> None:
+        req = await self._prepare(task, profile, ctx, run, model, depth, observer)
+        if req is None:
+            return
+        results: list[str] = []
+        declined = False
+        prompts = PromptLog(self.masker)
+        for round_no in range(1, profile.max_rounds + 1):
+            run.rounds = round_no
+            await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
+            log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(req.messages), req.estimate)
+            reply = await ask_round(model, req, profile, run, round_no, prompts, observer, self.masker)
+            if reply is None:
+                return
+            spent = self.budget and await self.budget(ctx.caller.user_id, reply.usage.input_tokens
+                                                      + reply.usage.output_tokens)
+            if spent and reply.tool_calls:  # an answer already paid for is kept; no further round is
+                run.stop_reason, run.answer = "budget", f"The run stopped before its next round: {spent}"
+                return
+            if not reply.tool_calls:  # issue 20: an answer cut by max_tokens is continued once, or said to be cut
+                run.answer, cut, more = await finish(model, req.messages, req.system, profile, reply, lambda **f: run.event(
+                    "request", round=round_no, provider=model.name, **{k: self.masker.text(v) if k == "error" else v
+                                                                      for k, v in f.items()}))
+                if more is not None:
+                    observer.replied(round_no, model.name, more)
+                    run.input_tokens += more.usage.input_tokens
+                    run.output_tokens += more.usage.output_tokens
+                run.stop_reason = "length" if cut else "declined" if declined else "answered"
+                return
+            req.messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
+            observer.planned(round_no, [c.name for c in reply.tool_calls])
+            req.estimate += tokens(reply.text) + sum(tokens(json.dumps(c.arguments)) for c in reply.tool_calls)
+            transcript.append({"role": "assistant", "content": reply.text,
+                               "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                              for c in reply.tool_calls]})
+
+            async def progress(what: str, n: int = round_no) -> None:
+                await _progress(ctx, n, profile.max_rounds, f"round {n}/{profile.max_rounds}: {what}")
+
+            outcomes = await req.calls.turn(reply.tool_calls, round_no, progress)
+            refused, stop = take_results(req, run, round_no, reply.tool_calls, outcomes, transcript, results)
+            declined = declined or refused
+            if stop:
+                return
+            if req.planner is not None and round_no < profile.max_rounds:
+                try:
+                    await req.planner.revise(round_no, [(c.name, d.text) for c, d in zip(reply.tool_calls, outcomes)])
+                    run.count(req.planner.take_usage())
+                except ProviderError as e:  # the plan stays as it was; the run goes on
+                    run.event("plan_revision", round=round_no, error=self.masker.text(str(e)))
+                req.system = f"{req.base}\n\n{req.planner.facts()}"
+            observer.context("tool_results", req.estimate)
+            if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
+                run.stop_reason = "repeated_results"
+                run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "
+                              f"repeating them would not help. Last result: {results[-1][:500]}")
+                return
+        run.stop_reason = "max_rounds"
+        run.answer = (f"Not finished: I used all {profile.max_rounds} rounds. Done so far: "
+                      f"{', '.join(c.name for c in run.tool_calls) or 'no tool calls'}.")
+
+    async def _prepare(self, task: str, profile: Profile, ctx: CallContext, run: RunResult, model: Provider,
+                       depth: Depth, observer: Observer) -> Request | None:
+        """The first request: the session's context, the routed tools, delegates, the plan; None when routing
+        or planning ended the run (its stop_reason and answer set)."""
         uid = ctx.caller.user_id
         session = await self.sessions.get(uid, run.session_id)
         # issue 20 (context): background for the task and what the session is about, above the floor
@@ -228,28 +261,16 @@ class Agent:
         within = frozenset(t.name for t in tools)  # what a delegated run may reach, at most
         route = None
         if profile.intents:  # issue 21: route first; only the routed intents' tools are offered
-            try:
-                route = await Router(model, profile, self.masker).route(
-                    task, ctx, run.event, lambda what: _progress(ctx, 0, profile.max_rounds, what))
-            except ProviderError as e:
-                run.stop_reason, run.answer = "model_error", f"The model could not route the request: " \
-                                                             f"{self.masker.text(str(e))}"
-                return
-            run.intents = route.names
-            run.count(route.usage)
-            if route.question is not None:
-                run.stop_reason, run.answer = "needs_input", route.question
-                return
+            if (route := await self._route(task, profile, ctx, run, model)) is None:
+                return None
             tools = [t for t in tools if route.offers(t.name)]
         allowed = len(tools)  # past max_tools, the model gets the tools search finds for the task
         reader = next((t for t in tools if t.name == self.artifact_reader), None)
         tools = await top_tools(tools, task, profile.max_tools)
-        by_name = {t.name: t for t in tools}
         delegates = (Delegates(profile, depth, self.profiles, self._child, run.event, run.run_id)
                      if profile.delegates and self.profiles is not None else None)
-        for t in delegates.tools() if delegates else []:  # issue 21: other profiles, offered as tools
-            tools.append(t)
-            by_name[t.name] = t
+        tools += delegates.tools() if delegates else []  # issue 21: other profiles, offered as tools
+        by_name = {t.name: t for t in tools}
         specs = [ToolSpec(t.name, t.description or "", t.input_schema) for t in tools]
         resolver = next((t.name for t in tools if t.name.endswith("time_resolve")
                          and (t.meta or {}).get(ORIGIN_META, {}).get("server") == "hermes"), None)
@@ -257,118 +278,50 @@ class Agent:
             Budget(profile.request_tokens), render(profile.parts, specs), found.lines, session.summary,
             list(reversed(history)), task, specs, time_note=time_note(_now(profile), resolver),
             working=await WorkingMemory(self.sessions.store).text(uid, run.session_id))
-        if route is not None:
-            system = f"{system}\n\n{route.facts()}"
-        base, planner = system, None
+        base = system = f"{system}\n\n{route.facts()}" if route is not None else system
+        planner = None
         if profile.plan:  # issue 21: a plan first, revised after each turn's results
-            planner = Planner(model, profile, self.masker, run.event,
-                              lambda what: _progress(ctx, 0, profile.max_rounds, what))
-            try:
-                await planner.make(task, specs)
-                run.count(planner.take_usage())
-            except ProviderError as e:
-                run.stop_reason, run.answer = "model_error", f"The model could not plan: {self.masker.text(str(e))}"
-                return
+            if (planner := await self._plan(task, profile, ctx, run, model, specs)) is None:
+                return None
             system = f"{base}\n\n{planner.facts()}"
         log.info("run %s: %s", run.run_id, sizes)
         run.event("budget", profile=profile.name, tokens=sizes, tools_offered=len(specs), tools_allowed=allowed,
                   memories=len(found.ids), memory_ids=found.ids, memory_relevance=found.relevance,
                   memories_below_floor=found.below_floor, request_tokens=profile.request_tokens,
                   context_window=profile.context_window, **settings(profile))
-        results: list[str] = []
-        declined = False
-        prompts = PromptLog(self.masker)
         calls = Calls(Tools(self.catalog, self.masker, self.artifacts, reader.name if reader else None,
                             handlers(delegates, ctx, within)), profile, ctx, run, by_name)
-        estimate = sizes["total"]  # the request's size, grown by what each round adds (counted once)
-        observer.context("assembled", estimate)
-        for round_no in range(1, profile.max_rounds + 1):
-            run.rounds = round_no
-            await _progress(ctx, round_no, profile.max_rounds, f"round {round_no}/{profile.max_rounds}: thinking")
-            log.info("run %s round %d: %d messages, ~%d tokens", run.run_id, round_no, len(messages), estimate)
-            prompt = prompts.request(system, messages, specs)  # at request time: also a request that fails
-            asked = time.perf_counter()
-            try:
-                with observer.asking(round_no, model.name) as request:
-                    reply = request.reply = await ask(model, messages, system, specs, profile)  # the profile's settings
-            except ProviderError as e:
-                error = self.masker.text(str(e))  # a provider's message may quote what it was sent
-                run.event("request", round=round_no, provider=model.name, error=error, messages=len(messages),
-                          estimated_tokens=estimate, seconds=round(time.perf_counter() - asked, 4), prompt=prompt)
-                run.stop_reason, run.answer = "model_error", f"The model could not answer: {error}"
-                return
-            run.event("request", round=round_no, provider=model.name, model=reply.model, messages=len(messages),
-                      estimated_tokens=estimate,
-                      input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
-                      seconds=round(time.perf_counter() - asked, 4), finish=reply.stop_reason,
-                      tool_calls=len(reply.tool_calls), prompt=prompt, response=prompts.response(reply))
-            run.input_tokens += reply.usage.input_tokens
-            run.output_tokens += reply.usage.output_tokens
-            spent = self.budget and await self.budget(ctx.caller.user_id, reply.usage.input_tokens
-                                                      + reply.usage.output_tokens)
-            if spent and reply.tool_calls:  # an answer already paid for is kept; no further round is
-                run.stop_reason, run.answer = "budget", f"The run stopped before its next round: {spent}"
-                return
-            if not reply.tool_calls:  # issue 20: an answer cut by max_tokens is continued once, or said to be cut
-                run.answer, cut, more = await finish(model, messages, system, profile, reply, lambda **f: run.event(
-                    "request", round=round_no, provider=model.name, **{k: self.masker.text(v) if k == "error" else v
-                                                                      for k, v in f.items()}))
-                if more is not None:
-                    observer.replied(round_no, model.name, more)
-                    run.input_tokens += more.usage.input_tokens
-                    run.output_tokens += more.usage.output_tokens
-                run.stop_reason = "length" if cut else "declined" if declined else "answered"
-                return
-            messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
-            observer.planned(round_no, [c.name for c in reply.tool_calls])
-            estimate += tokens(reply.text) + sum(tokens(json.dumps(c.arguments)) for c in reply.tool_calls)
-            transcript.append({"role": "assistant", "content": reply.text,
-                               "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                                              for c in reply.tool_calls]})
-            async def progress(what: str, n: int = round_no) -> None:
-                await _progress(ctx, n, profile.max_rounds, f"round {n}/{profile.max_rounds}: {what}")
+        observer.context("assembled", sizes["total"])
+        return Request(system, base, planner, messages, specs, by_name, reader, calls, sizes["total"])
 
-            outcomes = await calls.turn(reply.tool_calls, round_no, progress)
-            if reader is not None and reader.name not in by_name and any(d.artifact_id for d in outcomes):
-                by_name[reader.name] = reader  # a cut result names it: from now on it is offered
-                specs.append(ToolSpec(reader.name, reader.description or "", reader.input_schema))
-            for call, done in zip(reply.tool_calls, outcomes):
-                text, is_error = done.text, done.is_error
-                refused = done.outcome == "declined"
-                declined = declined or refused
-                run.tool_calls.append(done.record)
-                origin = (by_name[call.name].meta or {}).get(ORIGIN_META, {}) if call.name in by_name else {}
-                run.event("tool", round=round_no, name=call.name, server=origin.get("server"),
-                          arguments=done.record.arguments,  # masked in calls.py
-                          started=done.started, seconds=round(done.record.seconds, 4),
-                          outcome="declined" if refused else "error" if is_error else "ok", result_chars=len(text),
-                          **({"artifact_id": done.artifact_id} if done.artifact_id else {}))
-                messages.append(Message("tool", text, tool_call_id=call.id, is_error=is_error))
-                estimate += tokens(text)
-                transcript.append({"role": "tool", "content": text, "tool_call_id": call.id,
-                                   **({"metadata": {"artifact_id": done.artifact_id}} if done.artifact_id else {})})
-                results.append(text)
-                if done.outcome == "needs_input":
-                    run.stop_reason, run.answer = "needs_input", text
-                    return
-            if planner is not None and round_no < profile.max_rounds:
-                try:
-                    await planner.revise(round_no, [(c.name, d.text) for c, d in zip(reply.tool_calls, outcomes)])
-                    run.count(planner.take_usage())
-                except ProviderError as e:  # the plan stays as it was; the run goes on
-                    run.event("plan_revision", round=round_no, error=self.masker.text(str(e)))
-                system = f"{base}\n\n{planner.facts()}"
-            observer.context("tool_results", estimate)
-            if len(results) >= REPEAT_LIMIT and len(set(results[-REPEAT_LIMIT:])) == 1:
-                run.stop_reason = "repeated_results"
-                run.answer = (f"I stopped: the last {REPEAT_LIMIT} tool calls returned the same result, so "
-                              f"repeating them would not help. Last result: {results[-1][:500]}")
-                return
-        run.stop_reason = "max_rounds"
-        run.answer = (f"Not finished: I used all {profile.max_rounds} rounds. Done so far: "
-                      f"{', '.join(c.name for c in run.tool_calls) or 'no tool calls'}.")
+    async def _route(self, task: str, profile: Profile, ctx: CallContext, run: RunResult, model: Provider) -> Any:
+        """The task's intents (issue 21), or None when routing ended the run: a model error, or a question back."""
+        try:
+            route = await Router(model, profile, self.masker).route(
+                task, ctx, run.event, lambda what: _progress(ctx, 0, profile.max_rounds, what))
+        except ProviderError as e:
+            run.stop_reason, run.answer = "model_error", f"The model could not route the request: " \
+                                                         f"{self.masker.text(str(e))}"
+            return None
+        run.intents = route.names
+        run.count(route.usage)
+        if route.question is not None:
+            run.stop_reason, run.answer = "needs_input", route.question
+            return None
+        return route
 
-
+    async def _plan(self, task: str, profile: Profile, ctx: CallContext, run: RunResult, model: Provider,
+                    specs: list[ToolSpec]) -> Planner | None:
+        """A plan for the task (issue 21), or None when the model could not make one (the run ends)."""
+        planner = Planner(model, profile, self.masker, run.event,
+                          lambda what: _progress(ctx, 0, profile.max_rounds, what))
+        try:
+            await planner.make(task, specs)
+            run.count(planner.take_usage())
+        except ProviderError as e:
+            run.stop_reason, run.answer = "model_error", f"The model could not plan: {self.masker.text(str(e))}"
+            return None
+        return planner
 
 def _now(profile: Profile) -> datetime:
     """The current time in the person's zone (``agent.timezone``; the hub keeps no per-user zone)."""

@@ -37,7 +37,8 @@ from hermes_hub.infra.telemetry.tracing import enabled as spans_exported
 from hermes_hub.protocol.upstream.hints import CacheHints
 from hermes_hub.protocol.upstream.listening import Listening
 from hermes_hub.protocol.upstream.surface import Surface
-from hermes_hub.protocol.upstream.task_protocol import LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, TaskSession, with_task_support
+from hermes_hub.protocol.upstream.task_protocol import (LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, TaskSession,
+                                                        with_task_support)
 from hermes_hub.protocol.upstream.tasks import TaskBoard
 
 log = logging.getLogger("hermes_hub.protocol.upstream")
@@ -197,25 +198,24 @@ class ListingMemo:
         return True
 
 
-def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
-                 identify: Callable[[Ctx], Identity], instructions: str | None = None,
-                 tasks: TaskBoard | None = None) -> HubServer:
-    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
-    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped).
-    ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks."""
+class _Handlers:
+    """The hub's MCP request handlers: each names its caller with ``identify`` and asks ``catalog``."""
 
-    def plain(ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
-        return CallContext(identify(ctx))
+    def __init__(self, catalog: Surface, identify: Callable[[Ctx], Identity], tasks: TaskBoard | None) -> None:
+        self.catalog, self.identify, self.tasks = catalog, identify, tasks
 
-    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        tools = catalog.list_tools(identify(ctx))
+    def plain(self, ctx: Ctx) -> CallContext:  # requests that cannot ask the host anything back
+        return CallContext(self.identify(ctx))
+
+    async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        tools = self.catalog.list_tools(self.identify(ctx))
         if not _renders_apps(ctx):  # it would offer every listed tool to its model
             tools = [t for t in tools if apps.for_model(t)]
-        if tasks is not None and ctx.protocol_version == LEGACY_VERSION:
+        if self.tasks is not None and ctx.protocol_version == LEGACY_VERSION:
             tools = with_task_support(tools)
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams,
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams,
                         ) -> types.CallToolResult | types.InputRequiredResult:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)  # re-emitted under the host's token
@@ -225,73 +225,84 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
         # (cancelled with it), not parked on a bridge; only a parked call's resumption goes back there.
         resuming = params.request_state is not None or params.input_responses is not None
         rounds = modern and (resuming or not isinstance(ctx.session, TaskSession))
-        call = CallContext(identify(ctx), progress=progress, logs=_log_route(ctx), host=_host_channel(ctx),
+        call = CallContext(self.identify(ctx), progress=progress, logs=_log_route(ctx), host=_host_channel(ctx),
                            rounds=InputRounds(params.input_responses, params.request_state) if rounds else None)
         try:
-            return await catalog.call_tool(params.name, params.arguments, call)
+            return await self.catalog.call_tool(params.name, params.arguments, call)
         except HubError as e:
             raise _protocol_error(e) from e
 
-    async def set_log_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    async def set_log_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         state = getattr(_host_connection(ctx), "state", None)
         if state is not None:
             state[LOG_LEVEL] = params.level
         return types.EmptyResult()
 
-    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=catalog.listed("resources", identify(ctx)))
+    async def list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=self.catalog.listed("resources", self.identify(ctx)))
 
-    async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None,
+    async def list_templates(self, ctx: Ctx, params: types.PaginatedRequestParams | None,
                              ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=catalog.listed("templates", identify(ctx)))
+        templates = self.catalog.listed("templates", self.identify(ctx))
+        return types.ListResourceTemplatesResult(resource_templates=templates)
 
-    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            return await catalog.read_resource(params.uri, plain(ctx))
+            return await self.catalog.read_resource(params.uri, self.plain(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
 
-    async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         session, host, uri = ctx.session, _host_connection(ctx), params.uri
         try:
-            await catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri), plain(ctx))
+            await self.catalog.subscribe(uri, host, lambda: session.send_resource_updated(uri), self.plain(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
         if stack := getattr(host, "exit_stack", None):  # the host went away: drop its subscription
-            stack.push_async_callback(catalog.unsubscribe, uri, host)
+            stack.push_async_callback(self.catalog.unsubscribe, uri, host)
         return types.EmptyResult()
 
-    async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    async def unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         try:
-            await catalog.unsubscribe(params.uri, _host_connection(ctx))
+            await self.catalog.unsubscribe(params.uri, _host_connection(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
         return types.EmptyResult()
 
-    async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=catalog.listed("prompts", identify(ctx)))
+    async def list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=self.catalog.listed("prompts", self.identify(ctx)))
 
-    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         try:
-            return await catalog.get_prompt(params.name, params.arguments, plain(ctx))
+            return await self.catalog.get_prompt(params.name, params.arguments, self.plain(ctx))
         except HubError as e:
             raise _protocol_error(e) from e
 
-    async def complete(ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context else None
         try:
-            return await catalog.complete(params.ref, argument, context, plain(ctx))
+            return await self.catalog.complete(params.ref, argument, context, self.plain(ctx))
         except (ServerNotReady, UnknownName):
             return types.CompleteResult(completion=types.Completion(values=[]))
         except HubError as e:
             raise _protocol_error(e) from e
 
+
+def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
+                 identify: Callable[[Ctx], Identity], instructions: str | None = None,
+                 tasks: TaskBoard | None = None) -> HubServer:
+    """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
+    ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped).
+    ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks."""
+
+    h = _Handlers(catalog, identify, tasks)
     handlers = {
-        "on_list_tools": list_tools, "on_call_tool": call_tool, "on_list_resources": list_resources,
-        "on_list_resource_templates": list_templates, "on_read_resource": read_resource,
-        "on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe, "on_list_prompts": list_prompts,
-        "on_get_prompt": get_prompt, "on_completion": complete, "on_set_logging_level": set_log_level,
+        "on_list_tools": h.list_tools, "on_call_tool": h.call_tool, "on_list_resources": h.list_resources,
+        "on_list_resource_templates": h.list_templates, "on_read_resource": h.read_resource,
+        "on_subscribe_resource": h.subscribe, "on_unsubscribe_resource": h.unsubscribe,
+        "on_list_prompts": h.list_prompts, "on_get_prompt": h.get_prompt, "on_completion": h.complete,
+        "on_set_logging_level": h.set_log_level,
     }
     server = HubServer(
         name,
