@@ -1,4 +1,5 @@
-"""``hermes-hub token``, ``audit`` and ``traces``: the hub's own state, read from its store directly."""
+"""``hermes-hub token``, ``audit`` and ``traces``: the hub's own state, read from its store directly (audit and
+traces also from a served hub, over ``--url``)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
 
 from hermes_hub.app.cli import tables
+from hermes_hub.app.cli.command import leaves as _leaves
+from hermes_hub.app.cli.remote import call_own, hub_client, local_only, remote_options
 from hermes_hub.infra.errors import ConfigError, HubError
 
 if TYPE_CHECKING:
@@ -36,9 +39,12 @@ async def _store(config: str) -> AsyncIterator[Store]:
 def _run(fn, *args):  # type: ignore[no-untyped-def]
     try:
         return anyio.run(fn, *args)
-    except HubError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2 if isinstance(e, ConfigError) else 1)
+    except (HubError, BaseExceptionGroup) as e:  # a group: a --url connection's task group around the error
+        leaves = _leaves(e)
+        if not all(isinstance(leaf, HubError) for leaf in leaves):
+            raise
+        click.echo(f"error: {'; '.join(str(leaf) for leaf in leaves)}", err=True)
+        sys.exit(2 if any(isinstance(leaf, ConfigError) for leaf in leaves) else 1)
 
 
 @click.group()
@@ -124,34 +130,46 @@ def token_revoke(token_id: str, config: str) -> None:
 
 
 @click.command("audit")
-@click.option("--user", help="whose calls (default: everyone's)")
+@click.option("--user", help="whose calls (default: everyone's; over --url, admins only)")
 @click.option("--tool", help="only this public tool name")
 @click.option("--since", help="ISO 8601 time, or a duration like 30m, 12h, 7d")
 @click.option("--limit", type=int, default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--unmask", "unmask", metavar="CALL_ID",
               help="show the original arguments and result of a masked call (audited)")
+@remote_options
 @CONFIG
 def audit_cmd(user: str | None, tool: str | None, since: str | None, limit: int, as_json: bool, unmask: str | None,
-              config: str) -> None:
+              url: str | None, config: str) -> None:
     """Show tool calls made through the hub, newest first (secrets masked); --unmask CALL_ID shows one
-    masked result's original to whoever holds the hub's store and key, and writes an audit row naming them."""
+    masked result's original to whoever holds the hub's store and key, and writes an audit row naming them.
+    With --url, the served hub's hermes_audit_query answers: your own calls, or anyone's for an admin."""
 
     from hermes_hub.services import audit
 
+    local_only(url, unmask=unmask)
     if unmask is not None:
         _run(_unmask, config, unmask, as_json)
         return
 
     async def go() -> None:
-        async with _store(config) as store:
-            rows = await audit.query(store, "cli", admin=True, user=user, tool=tool, since=_since(since), limit=limit)
+        after = _since(since)
+        if url is not None:
+            start = datetime.now(UTC) - after if isinstance(after, timedelta) else after
+            args = {"limit": limit, **({"user": user} if user else {}), **({"tool": tool} if tool else {}),
+                    **({"since": start.isoformat()} if start else {})}
+            async with hub_client(config, url) as client:
+                rows = (await call_own(client, "hermes_audit_query", args))["calls"]
+        else:
+            async with _store(config) as store:
+                found = await audit.query(store, "cli", admin=True, user=user, tool=tool, since=after, limit=limit)
+            rows = [r.model_dump(mode="json") for r in found]
         if as_json:
-            click.echo(json.dumps([r.model_dump(mode="json") for r in rows], indent=2, ensure_ascii=False))
+            click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
             return
         click.echo(tables.table(["time", "user", "tool", "outcome", "ms", "call", "error"],
-                                [[r.at.isoformat()[:19], r.user_id, r.tool, r.outcome, round(r.duration_ms, 1),
-                                  r.call_id or "", r.error] for r in rows]))
+                                [[r["at"][:19], r["user_id"], r["tool"], r["outcome"], round(r["duration_ms"], 1),
+                                  r.get("call_id") or "", r.get("error")] for r in rows]))
 
     _run(go)
 
@@ -181,6 +199,24 @@ async def _unmask(config: str, call_id: str, as_json: bool) -> None:
     click.echo(found.text())
 
 
+async def _traces(config: str, url: str | None, run_id: str | None, user: str | None, limit: int,
+                  prompt: bool) -> dict[str, Any]:
+    from hermes_hub.core.agent.runs import run_summary, run_trace
+    from hermes_hub.infra.config import load_config
+    from hermes_hub.services.identity import local_user_name
+
+    if url is not None:
+        async with hub_client(config, url) as client:
+            if run_id is not None:
+                return await call_own(client, "hermes_trace_get", {"run_id": run_id, "prompt": prompt})
+            return await call_own(client, "hermes_trace_list", {"limit": limit})
+    who = user or load_config(config).auth.local_user or local_user_name()
+    async with _store(config) as store:
+        if run_id is not None:
+            return run_trace(await store.get_run(who, run_id), prompt=prompt)
+        return {"runs": [run_summary(r) for r in await store.list_runs(who, limit=limit)]}
+
+
 def _since(raw: str | None) -> datetime | timedelta | None:
     if not raw:
         return None
@@ -199,23 +235,20 @@ def _since(raw: str | None) -> datetime | timedelta | None:
 @click.option("--limit", type=int, default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--prompt", "prompt", is_flag=True, help="show what each model request contained and the answers")
+@remote_options
 @CONFIG
-def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, prompt: bool, config: str) -> None:
-    """List recent agent runs with their outcome and rating, or show RUN_ID's trace round by round."""
+def traces_cmd(run_id: str | None, user: str | None, limit: int, as_json: bool, prompt: bool, url: str | None,
+               config: str) -> None:
+    """List recent agent runs with their outcome and rating, or show RUN_ID's trace round by round (with
+    --url, the served hub's runs of the token's user)."""
+    local_only(url, user=user)
 
     async def go() -> None:
-        from hermes_hub.core.agent.runs import prompt_lines, run_summary, run_trace
-        from hermes_hub.infra.config import load_config
-        from hermes_hub.services.identity import local_user_name
+        from hermes_hub.core.agent.runs import prompt_lines
 
-        who = user or load_config(config).auth.local_user or local_user_name()
-        async with _store(config) as store:
-            if run_id is not None:
-                found = run_trace(await store.get_run(who, run_id), prompt=prompt)
-            elif prompt:
-                raise HubError("--prompt shows one run's requests: give its RUN_ID (hermes-hub traces lists them)")
-            else:
-                found = {"runs": [run_summary(r) for r in await store.list_runs(who, limit=limit)]}
+        if prompt and run_id is None:
+            raise HubError("--prompt shows one run's requests: give its RUN_ID (hermes-hub traces lists them)")
+        found = await _traces(config, url, run_id, user, limit, prompt)
         if as_json:
             click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         elif prompt:

@@ -67,18 +67,18 @@ def async_command(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
         try:
             return anyio.run(functools.partial(fn, *args, **kwargs))
         except (HubError, MCPError, OSError, BaseExceptionGroup) as exc:
-            leaves = _leaves(exc)
-            if not all(isinstance(e, HubError | MCPError | OSError) for e in leaves):
+            failed = leaves(exc)
+            if not all(isinstance(e, HubError | MCPError | OSError) for e in failed):
                 raise
-            code = 2 if any(isinstance(e, ConfigError | BadTarget) for e in leaves) else 1
-            fail("; ".join(f"{e.message} (code {e.code})" if isinstance(e, MCPError) else str(e) for e in leaves), code)
+            code = 2 if any(isinstance(e, ConfigError | BadTarget) for e in failed) else 1
+            fail("; ".join(f"{e.message} (code {e.code})" if isinstance(e, MCPError) else str(e) for e in failed), code)
 
     return wrapper
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
+def leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
-        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
+        return [leaf for e in exc.exceptions for leaf in leaves(e)]
     return [exc]
 
 
@@ -90,7 +90,7 @@ def _keep_in_process(ctx: click.Context, param: click.Parameter, value: bool) ->
     ctx.meta[IN_PROCESS_KEY] = value
 
 
-def _keep_token(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+def keep_token(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value:
         ctx.meta[TOKEN_KEY] = (value, ctx.get_parameter_source("token"))
 
@@ -100,7 +100,7 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--config", "config", default="hub.json", show_default=True, help="hub.json to build the hub from"),
         click.option("--url", envvar="HERMES_URL", show_envvar=True,
                      help="talk to a running hub or MCP server at this streamable HTTP URL (http://HOST:PORT/mcp)"),
-        click.option("--token", envvar="HERMES_TOKEN", show_envvar=True, expose_value=False, callback=_keep_token,
+        click.option("--token", envvar="HERMES_TOKEN", show_envvar=True, expose_value=False, callback=keep_token,
                      help="bearer token for --url, when the hub has tokens (`hermes-hub token create USER`)"),
         click.option("--command", "command", help="talk directly to a stdio MCP server started with this command line"),
         click.option("--direct", help="talk directly to this hub.json server, without the hub"),

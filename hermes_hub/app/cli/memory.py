@@ -1,7 +1,9 @@
 """``hermes-hub memory``: read and tend long-term memory from the terminal, on the hub's store.
 
 Whoever can run this can read the store's file, so ``--user`` picks any user (default: the local
-user, as stdio callers are). The store and the embedder load only when a command runs.
+user, as stdio callers are). The store and the embedder load only when a command runs. With ``--url``
+(``HERMES_URL``), recall, list, forget and export go through the served hub's ``hermes_memory_*`` tools
+instead, as the user of ``--token``: for a hub on another machine.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import click
 
 from hermes_hub.app.cli import tables
 from hermes_hub.app.cli.admin import CONFIG, _run
+from hermes_hub.infra.errors import HubError
+from hermes_hub.app.cli.remote import call_own, hub_client, local_only, remote_options
 
 if TYPE_CHECKING:
     from hermes_hub.services.memory import Memories
@@ -45,17 +49,31 @@ def memory() -> None:
 @click.option("--sources", type=click.Choice(["memories", "sessions", "both"]), default="both", show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @USER
+@remote_options
 @CONFIG
-def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | None, config: str) -> None:
+def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | None, url: str | None,
+               config: str) -> None:
     """Search memories and past conversations with QUERY, best first."""
     from hermes_hub.core.builtins.memory_tools import render
     from hermes_hub.services.memory import RecallQuery
 
+    local_only(url, user=user)
+
     async def go() -> None:
         import anyio
 
+        chosen = ("memories", "sessions") if sources == "both" else (sources,)
+        if url is not None:
+            async with hub_client(config, url) as client:
+                result = await client.call_tool("hermes_memory_recall", {"query": query, "limit": limit,
+                                                                         "sources": list(chosen)})
+            text = " ".join(getattr(c, "text", "") for c in result.content)
+            if result.is_error:
+                raise HubError(text.strip() or "hermes_memory_recall failed")
+            click.echo(json.dumps((result.structured_content or {}).get("items", []), indent=2, ensure_ascii=False)
+                       if as_json else text)
+            return
         async with _memories(config, user) as (memories, uid):
-            chosen = ("memories", "sessions") if sources == "both" else (sources,)
             with anyio.move_on_after(30):  # a one-shot recall first indexes what earlier commands left unindexed
                 await memories.indexer.drain()  # here: no indexing loop runs in a one-shot command
             items = await memories.recall(uid, RecallQuery(query, limit=limit, sources=chosen))
@@ -74,13 +92,21 @@ def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | 
 @click.option("--limit", type=int, default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @USER
+@remote_options
 @CONFIG
-def list_cmd(state: str | None, kind: str | None, limit: int, as_json: bool, user: str | None, config: str) -> None:
+def list_cmd(state: str | None, kind: str | None, limit: int, as_json: bool, user: str | None, url: str | None,
+             config: str) -> None:
     """List memories, newest first."""
+    local_only(url, user=user)
 
     async def go() -> None:
-        async with _memories(config, user) as (memories, uid):
-            page = await memories.listing(uid, state=state, kind=kind, limit=limit)
+        if url is not None:
+            args = {"limit": limit, **({"state": state} if state else {}), **({"kind": kind} if kind else {})}
+            async with hub_client(config, url) as client:
+                page = await call_own(client, "hermes_memory_list", args)
+        else:
+            async with _memories(config, user) as (memories, uid):
+                page = await memories.listing(uid, state=state, kind=kind, limit=limit)
         rows: list[dict[str, Any]] = page["memories"]
         if as_json:
             click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -95,13 +121,19 @@ def list_cmd(state: str | None, kind: str | None, limit: int, as_json: bool, use
 @memory.command("forget")
 @click.argument("memory_id")
 @USER
+@remote_options
 @CONFIG
-def forget_cmd(memory_id: str, user: str | None, config: str) -> None:
+def forget_cmd(memory_id: str, user: str | None, url: str | None, config: str) -> None:
     """Forget MEMORY_ID everywhere it is kept."""
+    local_only(url, user=user)
 
     async def go() -> None:
-        async with _memories(config, user) as (memories, uid):
-            await memories.forget(uid, memory_id)
+        if url is not None:
+            async with hub_client(config, url) as client:
+                await call_own(client, "hermes_memory_forget", {"memory_id": memory_id})
+        else:
+            async with _memories(config, user) as (memories, uid):
+                await memories.forget(uid, memory_id)
         click.echo(f"forgot {memory_id}")
 
     _run(go)
@@ -110,11 +142,17 @@ def forget_cmd(memory_id: str, user: str | None, config: str) -> None:
 @memory.command("export")
 @click.option("--format", "fmt", type=click.Choice(["json", "markdown"]), default="markdown", show_default=True)
 @USER
+@remote_options
 @CONFIG
-def export_cmd(fmt: str, user: str | None, config: str) -> None:
+def export_cmd(fmt: str, user: str | None, url: str | None, config: str) -> None:
     """Print every memory of the user as Markdown or JSON."""
+    local_only(url, user=user)
 
     async def go() -> None:
+        if url is not None:
+            async with hub_client(config, url) as client:
+                click.echo(await call_own(client, "hermes_memory_export", {"format": fmt}))
+            return
         async with _memories(config, user) as (memories, uid):
             click.echo(await memories.export(uid, fmt))
 

@@ -1,6 +1,7 @@
 """``hermes-hub schedules``: list, pause, resume and delete schedules from the terminal, read an inbox, and
 print the webhook secret a receiver checks ``X-Hermes-Signature`` with. Works on the store (a running hub
-picks the changes up at its next look)."""
+picks the changes up at its next look), or with ``--url`` through a served hub's ``hermes_schedule_*`` tools
+as the user of ``--token``."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import click
 
 from hermes_hub.app.cli import tables
 from hermes_hub.app.cli.admin import CONFIG, _run
+from hermes_hub.app.cli.remote import call_own, hub_client, local_only, remote_options
 
 USER = click.option("--user", default=None, help="whose schedules (default: auth.local_user, else your OS user name)")
 JSON = click.option("--json", "as_json", is_flag=True, help="print JSON")
+GROUP_URL = "hermes_hub.schedules.url"
 
 
 @asynccontextmanager
@@ -49,18 +52,26 @@ def _when(s: dict[str, Any]) -> str:
 @click.group(invoke_without_command=True)
 @USER
 @JSON
+@remote_options
 @CONFIG
 @click.pass_context
-def schedules(ctx: click.Context, user: str | None, as_json: bool, config: str) -> None:
+def schedules(ctx: click.Context, user: str | None, as_json: bool, url: str | None, config: str) -> None:
     """Your schedules with their next and last runs (subcommands change them)."""
     if ctx.invoked_subcommand is not None:
+        ctx.meta[GROUP_URL] = url  # `schedules --url U pause ID`: the subcommand asks the same hub
         return
+    local_only(url, user=user)
 
     async def go() -> None:
-        async with _book(config, user) as (book, caller, _):
-            rows = [{**s, "when": _when(s), "last": (s["last_run"] or {}).get("state")} for s in await book.list(caller)]
-            _print(rows, as_json, ["schedule_id", "when", "timezone", "state", "next_run", "last", "task"],
-                   f"no schedules for {caller.user_id}; the agent makes them with hermes_schedule_create")
+        if url is not None:
+            async with hub_client(config, url) as client:
+                found, whose = (await call_own(client, "hermes_schedule_list", {}))["schedules"], "you"
+        else:
+            async with _book(config, user) as (book, caller, _):
+                found, whose = await book.list(caller), caller.user_id
+        rows = [{**s, "when": _when(s), "last": (s.get("last_run") or {}).get("state")} for s in found]
+        _print(rows, as_json, ["schedule_id", "when", "timezone", "state", "next_run", "last", "task"],
+               f"no schedules for {whose}; the agent makes them with hermes_schedule_create")
     _run(go)
 
 
@@ -68,16 +79,25 @@ def _change(name: str, doc: str, args: dict[str, Any] | None) -> None:
     @schedules.command(name, help=doc)
     @click.argument("schedule_id")
     @USER
+    @remote_options
     @CONFIG
-    def command(schedule_id: str, user: str | None, config: str) -> None:
+    def command(schedule_id: str, user: str | None, url: str | None, config: str) -> None:
+        url = url or click.get_current_context().meta.get(GROUP_URL)
+        local_only(url, user=user)
+
         async def go() -> None:
-            async with _book(config, user) as (book, caller, _):
-                if args is None:
-                    await book.delete(caller, schedule_id)
-                    click.echo(f"deleted {schedule_id}")
-                    return
-                done = await book.update(caller, schedule_id, args)
-                click.echo(f"{schedule_id}: {done['state']}" + (f", next run {done['next_run']}" if done["next_run"]
+            if url is not None:
+                async with hub_client(config, url) as client:
+                    tool = "hermes_schedule_delete" if args is None else "hermes_schedule_update"
+                    done = await call_own(client, tool, {"schedule_id": schedule_id, **(args or {})})
+            else:
+                async with _book(config, user) as (book, caller, _):
+                    done = await (book.delete(caller, schedule_id) if args is None
+                                  else book.update(caller, schedule_id, args))
+            if args is None:
+                click.echo(f"deleted {schedule_id}")
+                return
+            click.echo(f"{schedule_id}: {done['state']}" + (f", next run {done['next_run']}" if done["next_run"]
                                                                  else ""))
         _run(go)
 

@@ -16,7 +16,7 @@ import click
 
 from hermes_hub.app.cli import tables
 from hermes_hub.app.cli.command import async_command, make_target, target_options
-from hermes_hub.infra.errors import HubError
+from hermes_hub.app.cli.remote import call_own as _call
 
 SNIPPET = 100  # characters of a message a table shows
 
@@ -40,13 +40,6 @@ async def _host(config: str, url: str | None) -> AsyncIterator[Any]:
     hub.fires = False  # a one-off command runs no schedules
     async with hub, Client(hub.server) as client:
         yield client
-
-
-async def _call(client: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    if result.is_error:
-        raise HubError(" ".join(getattr(c, "text", "") for c in result.content).strip() or f"{tool} failed")
-    return result.structured_content or {}
 
 
 def _one_line(text: str) -> str:
