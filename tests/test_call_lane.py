@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.support import PROJECT, toy, until
+from tests.support import PROJECT, toy, until, until_listed
 
 pytestmark = pytest.mark.anyio
 
@@ -38,6 +38,8 @@ async def test_a_2026_host_gets_over_stdio_what_a_handshake_host_gets(tmp_path):
     with anyio.fail_after(60):
         async with Client(stdio_hub(tmp_path, "modern")) as modern, \
                 Client(stdio_hub(tmp_path, "legacy"), mode="legacy") as legacy:
+            for host in (modern, legacy):  # the hub answers at once; its server joins the list when READY
+                await until_listed(host, "toy_add", timeout=None)
             seen = {host.protocol_version: await answers(host) for host in (modern, legacy)}
     assert set(seen) == {"2026-07-28", "2025-11-25"}
     got = seen["2026-07-28"]
@@ -50,6 +52,7 @@ async def test_a_2026_host_gets_over_stdio_what_a_handshake_host_gets(tmp_path):
 async def test_a_call_the_2026_host_cancels_over_stdio_is_cancelled_and_audited(tmp_path):
     with anyio.fail_after(60):
         async with Client(stdio_hub(tmp_path)) as host:
+            await until_listed(host, "toy_sleep", timeout=None)
             with anyio.move_on_after(1):  # the host gives up: the SDK sends notifications/cancelled
                 await host.call_tool("toy_sleep", {"seconds": 30})
             after = await host.call_tool("toy_echo", {"text": "still serving"})

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from tests import support
-from tests.support import PROJECT, served_hub, toy
+from tests.support import PROJECT, served_hub, toy, until_listed
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +37,8 @@ async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pas
     async with served_hub({"mcpServers": {"b": middle}}, tmp_path) as url:
         with anyio.fail_after(60):
             async with Client(url, mode="legacy", elicitation_callback=on_elicit) as host:
+                # each hub answers at once and announces its servers as they come up (list_changed)
+                await until_listed(host, "b_c_toy_echo", timeout=None)
                 names = {t.name for t in (await host.list_tools()).tools}
                 echoed = await host.call_tool("b_c_toy_echo", {"text": "three hops"})
                 counted = await host.call_tool("b_c_toy_count", {"to": 3}, progress_callback=on_progress)

@@ -89,8 +89,8 @@ def host_connection(session: Any) -> Any:
 
 
 def _is_pipe_like(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    mode = os.fstat(fd).st_mode  # a character device only if a terminal: uvloop aborts on /dev/null
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 async def _wire_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:

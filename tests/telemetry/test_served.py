@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.support import PROJECT, as_user, hub_env, serve_asgi, serve_process, until
+from tests.support import PROJECT, as_user, hub_env, serve_asgi, serve_process, until, until_listed
 
 pytestmark = pytest.mark.anyio
 ADMIN_TOKEN = "alice-admin-token-0123456789abcdef"
@@ -132,6 +132,7 @@ async def test_a_stdio_hosts_traceparent_is_continued_too_where_the_call_lane_wo
     params = StdioServerParameters(command=sys.executable, cwd=str(PROJECT), env=env,
                                    args=["-m", "hermes_hub", "serve", "--stdio", "--config", str(served.config)])
     async with Client(params) as host:  # a 2026-07-28 host: its calls would take the hub's stdio call lane
+        await until_listed(host, "traced_seen")
         result = await host.call_tool("traced_seen", {}, meta={"traceparent": header})
         assert result.content[0].text.split("-")[1] == trace_id
         spans = await until(lambda: {s["name"] for s in receiver.of(trace_id)} >= {

@@ -64,6 +64,7 @@ from hermes_hub.infra.telemetry.metrics import Metrics
 from hermes_hub.core.toolsets.search import ToolIndex
 from hermes_hub.core.toolsets.view import Scope, View
 from hermes_hub.protocol.upstream.endpoint import Endpoint
+from hermes_hub.protocol.upstream.first_list import FirstList
 from hermes_hub.protocol.upstream.server import Announcer, HubServer, build_server
 from hermes_hub.protocol.upstream.tasks import TaskBoard
 
@@ -127,6 +128,7 @@ class Hub(Parts, Reports):
                                pipeline=Pipeline(self._pipeline(config)))
         self.catalog.rebuild()
         self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
+        self.first_list = FirstList(config.hub.first_list_wait, self.pool)  # shared by every endpoint
         self.endpoints: dict[str | None, Endpoint] = {None: self._endpoint(None)}
         self.endpoints.update({name: self._endpoint(name) for name in config.toolsets})
         self.announcer: Announcer = self.endpoints[None].announcer
@@ -156,6 +158,7 @@ class Hub(Parts, Reports):
         label = "" if toolset is None else f" (toolset '{toolset}')"
         server = build_server(
             view, announcer, name=self.config.hub.name, version=VERSION, identify=self.identify, tasks=self.tasks,
+            first_list=self.first_list,
             instructions=f"hermes-hub{label}: tools of several MCP servers, each prefixed with its server's name.",
         )
         return Endpoint(toolset, view, server, announcer)
@@ -174,7 +177,8 @@ class Hub(Parts, Reports):
         return Agent(self.catalog, self.sessions, self.memories, self.model, own_tools=own, summaries=self.summaries,
                      model_for=self._model_for, masker=self.masker, artifacts=self._artifacts(), events=self.events,
                      artifact_reader=f"{prefix}{sep}artifact_read" if prefix else "artifact_read", gate=self.run_gate,
-                     budget=self.limits.spend, profiles=lambda name: resolve(self.config, name))  # delegates (issue 21)
+                     budget=self.limits.spend, profiles=lambda name: resolve(self.config, name),  # delegates (issue 21)
+                     servers_up=self.first_list.hold)
 
     def _model_for(self, profile: Profile) -> Provider | None:
         """The model of ``profile``: the hub's own unless the profile overrides a model key (made once, closed

@@ -1,9 +1,10 @@
 """stdio: for hosts such as Claude Desktop that spawn the hub. Ends when the host closes stdin,
 or on SIGTERM / SIGINT; either way every child server is stopped before the hub exits.
 
-The hub answers its host only once every server has settled (READY or failed, bounded by their
-``startup_timeout``), so one-shot hosts such as the Inspector CLI see the whole catalog on their
-first request. stdin and stdout are served from asyncio pipes rather than the SDK's
+The hub answers its host at once, whatever its servers do: it serves what is READY and announces
+each server that settles later with list_changed. Claude Code, for one, gives a server 5 s and then
+sends the model out without it. One-shot clients that list once (the Inspector CLI) have their first
+tools/list held for at most ``hub.first_list_wait`` (``upstream/first_list.py``). stdin and stdout are served from asyncio pipes rather than the SDK's
 thread-per-line ``stdio_server`` (``sdk.stdio_streams``: measured, a quarter of the hub's CPU per call went there).
 """
 
@@ -68,8 +69,6 @@ async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
         async def serve() -> None:
             try:
                 async with hub:
-                    longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
-                    await hub.wait_settled(longest + 1)
                     lanes: list[Any] = []  # the call lane, once open: it may take a line before it is parsed
 
                     def read_line(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:

@@ -87,8 +87,10 @@ class Agent:
                  artifacts: Artifacts | None = None, artifact_reader: str | None = None,
                  gate: RunGate | None = None,
                  budget: Callable[[str, int], Awaitable[str | None]] | None = None,
-                 profiles: Callable[[str], Profile] | None = None, events: Bus | None = None) -> None:
+                 profiles: Callable[[str], Profile] | None = None, events: Bus | None = None,
+                 servers_up: Callable[[], Awaitable[None]] | None = None) -> None:
         self.catalog, self.sessions, self.memories, self.model = catalog, sessions, memories, model
+        self.servers_up = servers_up  # waits (briefly, once) for servers still starting, before tools are listed
         self.masker = masker  # what the run keeps and reports (trace, result) holds no secret; the tools get them
         self.model_for = model_for  # a profile's own model (its overrides of ``agent``); else ``model``
         self.summaries = summaries  # folds what slid out of the window into the session's summary
@@ -255,6 +257,8 @@ class Agent:
         found = await background(self.memories, uid, task, about=about, floor=profile.recall_min_score)
         history = (await self.sessions.history(uid, run.session_id, limit=max(1, profile.window),
                                                newest_first=True)).messages if profile.window else []
+        if self.servers_up is not None:  # a run right after the hub starts sees the servers a host would
+            await self.servers_up()
         tools = [t for t in self.catalog.list_tools(ctx.caller)  # the caller's tools, on the endpoint called
                  if profile.offers(t.name) and not t.name.startswith(self.own_tools) and apps.for_model(t)
                  and (ctx.in_scope is None or ctx.in_scope(t.name))]

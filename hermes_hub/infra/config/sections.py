@@ -68,6 +68,8 @@ class HubSection(_Strict):
     public_url: str | None = None  # the origin hosts reach the hub at (behind a proxy): OAuth's issuer and URLs
     task_ttl: float = Field(3600.0, gt=0, le=7 * 86_400)  # seconds a host's task (and its result) is kept
     max_followers: int = Field(8, ge=1, le=1000)  # live streams (/events, /status/stream) one user may hold open
+    # seconds a host's first tools/list may wait for servers still starting (upstream/first_list.py); 0: none
+    first_list_wait: float = Field(1.0, ge=0, le=2)
 
     @property
     def message_bytes(self) -> int:

@@ -34,6 +34,7 @@ from hermes_hub.infra.call import CallContext, HostChannel, Identity, InputRound
 from hermes_hub.infra.errors import DownstreamError, HubError, InvalidInput, NotFound, ServerNotReady, UnknownName
 from hermes_hub.infra.sdk import host_connection, without_request_spans
 from hermes_hub.infra.telemetry.tracing import enabled as spans_exported
+from hermes_hub.protocol.upstream.first_list import FirstList
 from hermes_hub.protocol.upstream.hints import CacheHints
 from hermes_hub.protocol.upstream.listening import Listening
 from hermes_hub.protocol.upstream.surface import Surface
@@ -291,10 +292,11 @@ class _Handlers:
 
 def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: str,
                  identify: Callable[[Ctx], Identity], instructions: str | None = None,
-                 tasks: TaskBoard | None = None) -> HubServer:
+                 tasks: TaskBoard | None = None, first_list: FirstList | None = None) -> HubServer:
     """``identify(ctx)`` names the caller of each request; every handler passes it down explicitly.
     ``catalog`` is read only through ``Surface`` (a toolset's view defines each member scoped).
-    ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks."""
+    ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks.
+    ``first_list``: holds a host's first tools/list while the servers start (``first_list.py``)."""
 
     h = _Handlers(catalog, identify, tasks)
     handlers = {
@@ -314,6 +316,8 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
     )
     server.extensions[apps.EXTENSION_ID] = apps.SERVER_SETTINGS  # relayed: see aggregation/apps.py
     server.add_notification_handler("notifications/initialized", types.NotificationParams, announcer.on_initialized)
+    if first_list is not None:  # outermost: the hold comes before the hints and the memo look at the catalog
+        server.middleware.append(first_list)
     server.middleware.append(CacheHints(catalog, identify))  # outside the memo: hints are per request
     server.middleware.append(ListingMemo(catalog, identify))
     if tasks is not None:  # innermost: a task's call runs the rest of the pipeline as any call does
