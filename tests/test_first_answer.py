@@ -26,7 +26,8 @@ from tests.support import BUILTIN_TOOLS, PROJECT, hub_env, toy
 
 pytestmark = pytest.mark.anyio
 
-NEVER_STARTS = {"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"]}
+# reads its stdin without ever answering: never READY, and gone once the hub closes that stdin
+NEVER_STARTS = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.buffer.read()"]}
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1"},
           "io.modelcontextprotocol/clientCapabilities": {}}
