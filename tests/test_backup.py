@@ -42,7 +42,7 @@ async def titles(path: Path, new: str | None = None) -> set[str]:
     from hermes_hub.infra.config import parse_config
 
     cfg = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{path}"}, "auth": {"local_user": "alice"}})
-    async with Hub(cfg) as hub, Client(hub.server) as host:
+    async with Hub(cfg) as hub, hub.client() as host:
         if new:
             await host.call_tool("hermes_session_create", {"title": new})
         listed = await host.call_tool("hermes_session_list", {})

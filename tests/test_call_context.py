@@ -130,7 +130,7 @@ async def test_a_restart_while_a_bridged_call_waits_for_the_host_ends_it_with_a_
             return types.ElicitResult(action="accept", content={"ok": True})
 
         # A 2026-07-28 host: the hub bridges the legacy server's pushed elicitation into rounds.
-        async with Client(hub.server, elicitation_callback=on_elicit) as host:
+        async with hub.client(elicitation_callback=on_elicit) as host:
             assert host.protocol_version == "2026-07-28"
             with anyio.fail_after(30):
                 result = await host.call_tool("toy_confirm", {"question": "delete it?"})

@@ -66,7 +66,7 @@ async def test_an_elicitation_a_2026_server_returns_as_input_required_reaches_ho
         with anyio.fail_after(30):
             await hub.wait_settled(30)
             assert hub.pool.connections["toy"].protocol_version == "2026-07-28"
-            async with Client(hub.server, mode=mode, elicitation_callback=on_elicit) as host:
+            async with hub.client(mode=mode, elicitation_callback=on_elicit) as host:
                 result = await host.call_tool("toy_approve", {"item": "the budget"})
     assert asked == ["Approve the budget?"]
     assert result.content[0].text == "the budget: approved"
@@ -85,7 +85,7 @@ async def test_a_2026_host_answers_a_handshake_era_servers_pushed_elicitation_th
     async with Hub(parse_config({"mcpServers": {"toy": toy(mode="legacy")}})) as hub:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
-            async with Client(hub.server, elicitation_callback=on_elicit) as host:
+            async with hub.client(elicitation_callback=on_elicit) as host:
                 assert host.protocol_version == "2026-07-28"
                 first = await host.call_tool("toy_confirm", {"question": "Ship it?"})
                 second = await host.call_tool("toy_confirm", {"question": "Really ship it?"})

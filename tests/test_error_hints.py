@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from mcp import Client, MCPError
+from mcp import MCPError
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_model_is_told_to_call_status_or_list_tools_never_to_run_a_command():
     config = parse_config({"mcpServers": {"ghost": {"command": "no-such-mcp-server-binary"}}})
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
             down = await host.call_tool("ghost_anything", {})

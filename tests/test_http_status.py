@@ -42,7 +42,7 @@ async def busy_server(tmp_path: Path, status: int, *flags: str, **server: Any) -
             with anyio.fail_after(30):
                 assert await hub.wait_settled(30)
             assert hub.pool.connections["busy"].ready, hub.pool.connections["busy"].error
-            async with Client(hub.server) as host:
+            async with hub.client() as host:
                 yield host, f"http://127.0.0.1:{port}"
 
 

@@ -40,7 +40,7 @@ async def demo_hub(tmp_path):
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_tools_of_every_server_are_listed_with_their_prefix(demo_hub, mode):
-    async with Client(demo_hub.server, mode=mode) as host:
+    async with demo_hub.client(mode=mode) as host:
         tools = {t.name: t for t in (await host.list_tools()).tools}
     assert set(tools) == {
         *BUILTIN_TOOLS, "calendar_query", "calendar_create_event", "reminders_send_reminder",
@@ -51,7 +51,7 @@ async def test_tools_of_every_server_are_listed_with_their_prefix(demo_hub, mode
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_calls_reach_the_right_server_with_its_own_tool_name(demo_hub, mode):
-    async with Client(demo_hub.server, mode=mode) as host:
+    async with demo_hub.client(mode=mode) as host:
         made = await host.call_tool("calendar_create_event", {"title": "Dentist", "date": "2026-12-03"})
         found = await host.call_tool("calendar_query", {"start_date": "2026-12-01", "end_date": "2026-12-31"})
     assert not made.is_error
@@ -59,7 +59,7 @@ async def test_calls_reach_the_right_server_with_its_own_tool_name(demo_hub, mod
 
 
 async def test_arguments_that_break_the_schema_come_back_as_a_tool_error_naming_the_field(demo_hub):
-    async with Client(demo_hub.server) as host:
+    async with demo_hub.client() as host:
         result = await host.call_tool("calendar_query", {"start_date": 20261201})
     text = result.content[0].text
     assert result.is_error
@@ -69,14 +69,14 @@ async def test_arguments_that_break_the_schema_come_back_as_a_tool_error_naming_
 
 
 async def test_a_tool_error_from_the_server_passes_through_unchanged(demo_hub):
-    async with Client(demo_hub.server) as host:
+    async with demo_hub.client() as host:
         result = await host.call_tool("reminders_send_reminder", {"content": "x", "time": "2026-12-01T09:00"})
     assert result.is_error
     assert "timezone" in result.content[0].text.lower()
 
 
 async def test_an_unknown_tool_is_a_protocol_error_that_says_where_to_look(demo_hub):
-    async with Client(demo_hub.server) as host:
+    async with demo_hub.client() as host:
         with pytest.raises(MCPError) as err:
             await host.call_tool("calendar_nope", {})
     assert err.value.code == types.INVALID_PARAMS
@@ -85,7 +85,7 @@ async def test_an_unknown_tool_is_a_protocol_error_that_says_where_to_look(demo_
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_resources_templates_prompts_and_completions_are_routed(demo_hub, mode):
-    async with Client(demo_hub.server, mode=mode) as host:
+    async with demo_hub.client(mode=mode) as host:
         await host.call_tool("notes_create_note", {"title": "Groceries", "body": "milk, eggs"})
         await anyio.sleep(0)
         resources = [r.uri for r in (await host.list_resources()).resources]
@@ -110,7 +110,7 @@ async def test_resources_templates_prompts_and_completions_are_routed(demo_hub, 
 
 
 async def test_reading_a_resource_listed_after_start_goes_through_the_template(demo_hub):
-    async with Client(demo_hub.server) as host:
+    async with demo_hub.client() as host:
         await host.call_tool("notes_create_note", {"title": "Later", "body": "written after listing"})
         read = await host.read_resource("notes://notes/note/later")
     assert "written after listing" in read.contents[0].text
@@ -121,7 +121,7 @@ async def test_allow_and_deny_lists_filter_a_servers_tools(tmp_path):
         "notes": demo("notes", tmp_path, tools={"allow": ["*_note*"], "deny": ["search_*"]}),
         "calendar": demo("calendar", tmp_path, tools={"deny": ["create_*"]}),
     }
-    async with hub_of(servers) as h, Client(h.server) as host:
+    async with hub_of(servers) as h, h.client() as host:
         names = {t.name for t in (await host.list_tools()).tools}
         with pytest.raises(MCPError):
             await host.call_tool("notes_search_notes", {"query": "x"})
@@ -129,7 +129,7 @@ async def test_allow_and_deny_lists_filter_a_servers_tools(tmp_path):
 
 
 async def test_an_empty_prefix_serves_the_servers_own_names(tmp_path):
-    async with hub_of({"cal": demo("calendar", tmp_path, prefix="")}) as h, Client(h.server) as host:
+    async with hub_of({"cal": demo("calendar", tmp_path, prefix="")}) as h, h.client() as host:
         names = {t.name for t in (await host.list_tools()).tools}
         result = await host.call_tool("query", {"start_date": "2026-01-01", "end_date": "2026-01-02"})
     assert names == {*BUILTIN_TOOLS, "query", "create_event"}
@@ -138,7 +138,7 @@ async def test_an_empty_prefix_serves_the_servers_own_names(tmp_path):
 
 async def test_a_name_collision_keeps_the_first_server_and_reports_the_loser_with_the_fix(tmp_path):
     servers = {"first": toy("--name", "first", prefix=""), "second": toy("--name", "second", prefix="")}
-    async with hub_of(servers) as h, Client(h.server) as host:
+    async with hub_of(servers) as h, h.client() as host:
         result = await host.call_tool("whoami", {})
         status = (await host.call_tool("hermes_hub_status", {})).structured_content
     assert result.content[0].text == "first"
@@ -150,7 +150,7 @@ async def test_a_name_collision_keeps_the_first_server_and_reports_the_loser_wit
 
 async def test_a_server_whose_command_does_not_exist_fails_with_a_fix_and_others_still_serve(tmp_path):
     servers = {"ghost": {"command": "no-such-mcp-server-binary"}, "notes": demo("notes", tmp_path)}
-    async with hub_of(servers) as h, Client(h.server) as host:
+    async with hub_of(servers) as h, h.client() as host:
         status = (await host.call_tool("hermes_hub_status", {})).structured_content
         call = await host.call_tool("ghost_anything", {})
         ok = await host.call_tool("notes_search_notes", {"query": "x"})
@@ -183,7 +183,7 @@ async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_u
         with anyio.fail_after(20):
             await h.pool.wait_for(lambda: h.pool.connections["notes"].ready)
         assert h.pool.connections["slow"].state.value == "STARTING"
-        async with Client(h.server, mode="legacy", message_handler=on_message) as host:
+        async with h.client(mode="legacy", message_handler=on_message) as host:
             names = {t.name for t in (await host.list_tools()).tools}
             started = time.monotonic()
             early = await host.call_tool("slow_echo", {"text": "hi"})
@@ -201,7 +201,7 @@ async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_u
 
 
 async def test_a_result_over_the_size_limit_is_cut_with_a_marker_stating_the_original_size(tmp_path):
-    async with hub_of({"toy": toy()}, max_result_bytes=10_000) as h, Client(h.server) as host:
+    async with hub_of({"toy": toy()}, max_result_bytes=10_000) as h, h.client() as host:
         small = await host.call_tool("toy_big", {"size": 100})
         cut = await host.call_tool("toy_big", {"size": 50_000})  # the SDK client checks the output schema
     assert small.content[0].text == "x" * 100
@@ -224,7 +224,7 @@ async def test_structured_content_and_progress_pass_through(tmp_path, mode):
     async def progress(value: float, total: float | None, message: str | None) -> None:
         seen.append((value, total, message))
 
-    async with hub_of({"toy": toy()}) as h, Client(h.server, mode=mode) as host:
+    async with hub_of({"toy": toy()}) as h, h.client(mode=mode) as host:
         added = await host.call_tool("toy_add", {"a": 2, "b": 3})
         counted = await host.call_tool("toy_count", {"to": 3}, progress_callback=progress)
     assert added.structured_content == {"total": 5}
@@ -233,7 +233,7 @@ async def test_structured_content_and_progress_pass_through(tmp_path, mode):
 
 
 async def test_status_estimates_the_tokens_the_tool_list_costs(demo_hub):
-    async with Client(demo_hub.server) as host:
+    async with demo_hub.client() as host:
         status = (await host.call_tool("hermes_hub_status", {})).structured_content
         listed = (await host.read_resource("hub://hermes/status")).contents[0].text
     assert 300 < status["tool_list_tokens"] < 12_000
@@ -250,7 +250,7 @@ async def test_a_prefix_that_makes_names_too_long_for_hosts_is_warned_about_with
 
 async def test_ready_means_every_page_of_tools_resources_and_prompts_was_listed():
     paged = {"command": sys.executable, "args": ["-m", "tests.fixtures.paged_server"], "cwd": str(PROJECT)}
-    async with hub_of({"paged": paged}) as h, Client(h.server) as host:
+    async with hub_of({"paged": paged}) as h, h.client() as host:
         tools = [t.name for t in (await host.list_tools()).tools]
         resources = [r.uri for r in (await host.list_resources()).resources]
         prompts = [p.name for p in (await host.list_prompts()).prompts]
@@ -289,8 +289,27 @@ async def test_an_http_request_that_skipped_the_hubs_authentication_is_refused_n
                 async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as host:
                     with pytest.raises(MCPError) as refused:
                         await host.list_tools()
-                async with Client(hub.server, mode=mode) as local:  # in-process, no HTTP request: the local user
+                async with hub.client(mode=mode) as local:  # in-process, no HTTP request: the local user
                     listed = [t.name for t in (await local.list_tools()).tools]
             server.should_exit = True
-    assert hub.identify(None) == hub.local and "hermes_hub_status" in listed
-    assert mode == "auto" or "carries no caller identity" in refused.value.message
+    assert "hermes_hub_status" in listed
+    assert "carries no caller identity" in refused.value.message
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_in_process_client_nobody_named_is_refused_not_served_as_the_local_admin(mode):
+    from mcp import Client
+
+    from hermes_hub.infra.errors import HubError
+
+    async with hub_of({}) as hub:
+        with anyio.fail_after(30):
+            async with Client(hub.server, mode=mode) as host:  # no acting_as: a transport without callers
+                with pytest.raises(MCPError) as refused:
+                    await host.call_tool("hermes_hub_status", {})
+            async with hub.client(mode=mode) as local:  # the same server, the local user named
+                status = (await local.call_tool("hermes_hub_status", {})).structured_content
+        with pytest.raises(HubError, match="names no caller"):
+            hub.identify(None)
+    assert "names no caller" in refused.value.message
+    assert "agent_runs" in status  # what only an admin is shown: the local user is one

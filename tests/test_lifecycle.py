@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -67,7 +66,7 @@ async def test_a_hub_stopped_while_every_loop_is_busy_logs_no_error_and_writes_i
             "agent": {"provider": "openai", "model": "slow", "base_url": url, "api_key": "k", "max_retries": 0}}))
         caplog.set_level(logging.INFO)
         with anyio.fail_after(60):  # the start, the calls and the stop
-            async with Hub.from_file(path) as hub, Client(hub.server) as host:  # a file: the config watch runs
+            async with Hub.from_file(path) as hub, hub.client() as host:  # a file: the config watch runs
                 assert await hub.wait_settled(30)
                 imported = await host.call_tool("hermes_session_import", {"title": "trip", "messages": conversation(4)})
                 sid = imported.structured_content["session_id"]

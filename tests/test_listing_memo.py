@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client, MCPError
+from mcp import MCPError
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -19,7 +19,7 @@ async def test_a_remembered_listing_changes_as_soon_as_a_server_goes_away(mode):
     async with Hub(parse_config({"mcpServers": {"toy": toy()}})) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
-            async with Client(hub.server, mode=mode) as host:
+            async with hub.client(mode=mode) as host:
                 first = {t.name for t in (await host.session.list_tools()).tools}
                 again = {t.name for t in (await host.session.list_tools()).tools}
                 await hub.reload(parse_config({"mcpServers": {}}))
@@ -29,7 +29,7 @@ async def test_a_remembered_listing_changes_as_soon_as_a_server_goes_away(mode):
 
 
 async def test_a_malformed_list_request_is_still_refused_once_the_listing_is_remembered():
-    async with Hub(parse_config({"mcpServers": {}})) as hub, Client(hub.server, mode="legacy") as host:
+    async with Hub(parse_config({"mcpServers": {}})) as hub, hub.client(mode="legacy") as host:
         with anyio.fail_after(30):
             await host.session.list_tools()
             with pytest.raises(MCPError) as refused:

@@ -9,7 +9,6 @@ import sys
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from tests.support import PROJECT
@@ -27,7 +26,7 @@ async def config(tmp_path):
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
                                "auth": {"local_user": "ana"}}))
-    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+    async with Hub.from_file(cfg) as hub, hub.client() as host:
         for text, kind in [("I prefer charts to tables", "preference"), ("我喜欢喝绿茶", "preference"),
                            ("My dentist is Dr. Silva", "fact")]:
             await host.call_tool("hermes_memory_remember", {"text": text, "kind": kind})

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from hermes_hub.app.cli import main
-from tests.support import PROJECT, demo, free_port, serve_process, until
+from tests.support import PROJECT, demo, free_port, serve_process
 
 pytestmark = pytest.mark.anyio
 UNSET = "HERMES_TEST_NEVER_SET_TOKEN"

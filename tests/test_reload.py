@@ -48,7 +48,7 @@ async def test_a_changed_file_restarts_only_changed_servers_and_hosts_hear_list_
         with anyio.fail_after(30):
             await hub.wait_settled(30)
         pids = {name: c.link.pid for name, c in hub.pool.connections.items()}
-        async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
+        async with hub.client(mode="legacy", message_handler=on_message) as host:
             write(cfg, {"keep": toy("--name", "keep"), "change": toy("--name", "new"), "add": toy("--name", "add")})
             with anyio.fail_after(30):
                 await hub.pool.wait_for(lambda: set(hub.pool.connections) == {"keep", "change", "add"}
@@ -75,7 +75,7 @@ async def test_an_invalid_new_config_is_refused_with_a_log_line_and_the_running_
         pid = hub.pool.connections["toy"].link.pid
         cfg.write_text(json.dumps({"mcpServers": {"toy": {**toy(), "prefx": "t"}}}))
         await until(lambda: "not reloading" in caplog.text, timeout=10)  # the watcher logs and keeps the old config
-        async with Client(hub.server) as host:
+        async with hub.client() as host:
             echoed = await host.call_tool("toy_echo", {"text": "still here"})
         assert hub.pool.connections["toy"].link.pid == pid
     assert "mcpServers.toy.prefx: unknown key; did you mean 'prefix'?" in caplog.text

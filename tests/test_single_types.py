@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -29,7 +28,7 @@ def types_in(schema: Any, path: str = "") -> list[tuple[str, Any]]:
 
 async def test_every_own_tool_argument_has_one_type(tmp_path):
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         tools = (await host.list_tools()).tools
     assert {"hermes_schedule_create", "hermes_schedule_update"} <= {t.name for t in tools}
     many = [f"{t.name}{path}: {kind}" for t in tools for path, kind in types_in(t.input_schema)
@@ -39,7 +38,7 @@ async def test_every_own_tool_argument_has_one_type(tmp_path):
 
 async def test_an_interval_given_as_digits_schedules_like_seconds(tmp_path):
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         made = await host.call_tool("hermes_schedule_create", {"task": "check the build", "every": "3600"})
         words = await host.call_tool("hermes_schedule_create", {"task": "check the build", "every": "1h"})
         bad = await host.call_tool("hermes_schedule_create", {"task": "x", "every": 3600})

@@ -140,7 +140,7 @@ async def test_a_lazy_endpoint_still_hears_list_changed_and_its_search_follows_t
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
+        async with hub.client(mode="legacy", message_handler=on_message) as host:
             with anyio.fail_after(30):
                 await hub.wait_announced()
                 await host.send_ping()
@@ -161,8 +161,8 @@ async def test_a_toolset_reads_gets_and_completes_only_its_own_servers_resources
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
-        async with Client(hub.endpoints[None].server, mode="legacy") as whole, \
-                Client(hub.endpoints["cal"].server, mode="legacy") as cal:
+        async with hub.client(None, mode="legacy") as whole, \
+                hub.client("cal", mode="legacy") as cal:
             with anyio.fail_after(30):
                 await whole.call_tool("notes_create_note", {"title": "Groceries", "body": "milk"})
                 read = await whole.read_resource("notes://notes/note/groceries")
@@ -196,7 +196,7 @@ async def test_an_agent_run_called_through_a_toolset_offers_the_model_only_that_
     async with Hub(parse_config(raw)) as hub:
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
-        async with Client(hub.endpoints["cal"].server) as cal, Client(hub.endpoints[None].server) as whole:
+        async with hub.client("cal") as cal, hub.client(None) as whole:
             with anyio.fail_after(60):
                 scoped = (await cal.call_tool("hermes_agent_run", {"task": "take a note"})).structured_content
                 trace = (await cal.call_tool("hermes_trace_get", {"run_id": scoped["run_id"]})).structured_content
@@ -222,7 +222,7 @@ async def test_a_toolset_endpoint_lists_only_its_own_servers_prompts_resources_a
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
         for name in (None, "cal", "own", "all"):
-            async with Client(hub.endpoint(name).server, mode=mode) as host:
+            async with hub.client(name, mode=mode) as host:
                 with anyio.fail_after(30):
                     listed[str(name)] = ([p.name for p in (await host.list_prompts()).prompts],
                                          [r.uri for r in (await host.list_resources()).resources],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -14,7 +13,7 @@ TITLE = "请帮我订一张去上海的票"
 
 
 async def test_the_hubs_own_tool_and_resource_results_keep_chinese_as_it_was_written():
-    async with Hub(parse_config({"mcpServers": {}})) as hub, Client(hub.server) as host:
+    async with Hub(parse_config({"mcpServers": {}})) as hub, hub.client() as host:
         with anyio.fail_after(10):
             made = await host.call_tool("hermes_session_create", {"title": TITLE})
             listed = await host.call_tool("hermes_session_list", {})

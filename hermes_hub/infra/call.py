@@ -7,12 +7,20 @@ The upstream builds one for every host request and hands it down through ``Catal
 that serves it (a downstream connection or a built-in tool); the agent loop builds one for its
 caller. Nothing has a default caller: a method that gets no context raises ``TypeError`` (a bug),
 so access checks fail closed.
+
+A transport that carries no caller of its own (stdio, an in-process ``Client(hub.server)``) names one
+for everything served inside it; with none named, the hub refuses the request:
+
+    with acting_as(hub.local):                  # `serve --stdio`, the CLI's in-process commands
+        async with Client(hub.server) as host: ...
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +44,25 @@ class Identity:
     @property
     def is_admin(self) -> bool:
         return self.role == ADMIN
+
+
+_NAMED: ContextVar[Identity | None] = ContextVar("hermes_caller", default=None)
+
+
+@contextmanager
+def acting_as(identity: Identity) -> Iterator[Identity]:
+    """Name the caller of every request served inside the block by a transport without callers of its own.
+    Tasks started inside it (a server's handlers, an in-memory client's server task) inherit the name."""
+    token = _NAMED.set(identity)
+    try:
+        yield identity
+    finally:
+        _NAMED.reset(token)
+
+
+def named_caller() -> Identity | None:
+    """The caller named by the innermost ``acting_as`` around this task, if any."""
+    return _NAMED.get()
 
 
 @dataclass(frozen=True)

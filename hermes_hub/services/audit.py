@@ -11,7 +11,8 @@ The row (time, user, session, public tool name, server, masked arguments, outcom
 duration, result size) is written when the block ends, also when it raises or is cancelled: an
 exception sets the outcome (``TimeoutError`` → timeout, ``Forbidden``/``SessionBusy`` → refused,
 ``NotFound``/``InvalidInput`` → tool_error, anything else → error) and propagates unchanged.
-A failed audit write is logged and never fails the call it describes.
+A failed audit write is logged and never fails the call it describes; through an ``AuditWriter`` the
+row stays queued and is written once the store takes it.
 
 Arguments are masked before they are stored (``hermes_hub.infra.masking``: values under secret-looking keys,
 well-known key formats and "my password is …" phrases in strings, the configured patterns), and
@@ -79,16 +80,30 @@ class AuditWriter:
     (readers of the audit call it first), and the owner flushes once more when it stops. Each
     batch costs a thread hop and a transaction: at 0.05 s that was ~7% of the hub's CPU per call
     under steady load (bench/README.md), at 0.25 s it is lost in the noise.
+
+    A batch the store refuses (locked, full, failing) stays queued, ahead of newer rows, and is
+    written by a later flush, retried with back-off from ``interval`` up to ``MAX_BACKOFF``; a slow
+    store only delays the rows, since the background write is never cut short. A batch is one
+    transaction, so a retry never writes a row twice. Rows are lost only when the hub's process
+    dies with rows queued, when its last flush on stopping fails, or past ``MAX_PENDING`` queued
+    rows (the oldest go first); each loss is logged and counted in ``dropped`` (docs/security.md).
     """
+
+    MAX_PENDING = 100_000
+    MAX_BACKOFF = 30.0
 
     def __init__(self, store: Store, interval: float = 0.25) -> None:
         self.store, self.interval = store, interval
         self._pending: list[AuditRecord] = []
         self._wake = anyio.Event()
         self._lock = anyio.Lock()
+        self.failures = 0  # flushes refused by the store in a row
+        self.dropped = 0  # rows lost, each logged
 
     def submit(self, row: AuditRecord) -> None:
         self._pending.append(row)
+        if len(self._pending) > self.MAX_PENDING:
+            self._drop(len(self._pending) - self.MAX_PENDING, "the queue is full")
         self._wake.set()
 
     @property
@@ -96,26 +111,48 @@ class AuditWriter:
         """Rows submitted and not written yet (a queue depth in /metrics)."""
         return len(self._pending)
 
-    async def flush(self) -> None:
+    async def flush(self, timeout: float | None = None) -> bool:
+        """Write every queued row in one transaction; False when the store refused them or ``timeout``
+        passed first: they stay queued for the next flush."""
         async with self._lock:
             batch, self._pending = self._pending, []
             if not batch:
-                return
-            with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_TIMEOUT) as scope:
+                return True
+            written = False
+            with anyio.CancelScope(shield=True), anyio.move_on_after(timeout if timeout is not None else float("inf")):
                 try:
                     await self.store.add_audits(batch)
-                except Exception:
-                    log.exception("could not write %d audit rows", len(batch))
-            if scope.cancelled_caught:
-                log.error("writing %d audit rows took over %ss; dropped", len(batch), WRITE_TIMEOUT)
+                    written = True
+                except Exception as exc:  # noqa: BLE001 - kept and retried; the reason is logged
+                    log.error("could not write %d audit rows (%s: %s); kept for the next try",
+                              len(batch), type(exc).__name__, exc)
+            if written:
+                self.failures = 0
+                return True
+            self._pending[:0] = batch  # ahead of rows submitted meanwhile, in call order
+            self.failures += 1
+            if len(self._pending) > self.MAX_PENDING:
+                self._drop(len(self._pending) - self.MAX_PENDING, "the store refused them too long")
+            return False
+
+    async def close(self, timeout: float = WRITE_TIMEOUT) -> None:
+        """The owner's last flush when it stops: rows the store still refuses then are lost, and said so."""
+        if not await self.flush(timeout) and self._pending:
+            self._drop(len(self._pending), "the hub stopped while the store refused them")
+
+    def _drop(self, count: int, why: str) -> None:
+        del self._pending[:count]
+        self.dropped += count
+        log.error("dropped %d audit rows: %s", count, why)
 
     async def run(self) -> None:
-        """Until cancelled; the final flush is the owner's (``flush()`` after cancelling)."""
+        """Until cancelled; the final flush is the owner's (``close()`` after cancelling)."""
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
-            await anyio.sleep(self.interval)  # gather a batch
-            await self.flush()
+            await anyio.sleep(min(self.interval * 2 ** self.failures, self.MAX_BACKOFF))  # gather a batch
+            if not await self.flush():
+                self._wake.set()  # try again after the back-off
 
 
 @asynccontextmanager

@@ -54,7 +54,7 @@ async def test_a_run_calls_a_tool_through_the_catalog_and_answers_and_the_sessio
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             with anyio.fail_after(60):
                 result = await host.call_tool("hermes_agent_run", {"task": "please say hello through the tool"},
                                               progress_callback=progress)
@@ -76,11 +76,11 @@ async def test_a_run_calls_a_tool_through_the_catalog_and_answers_and_the_sessio
 
 
 async def test_three_identical_results_stop_the_run_and_the_round_limit_stops_it_before(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
         repeated = (await run(host, "loop forever")).structured_content
     (tmp_path / "two").mkdir()
-    async with Hub.from_file(write_hub(tmp_path / "two", max_rounds=2)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path / "two", max_rounds=2)) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
         limited = (await run(host, "loop forever")).structured_content
     assert (repeated["stop_reason"], repeated["rounds"], len(repeated["tool_calls"])) == ("repeated_results", 3, 3)
@@ -115,7 +115,7 @@ async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_ye
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit) as host:
+        async with hub.client(mode=mode, elicitation_callback=on_elicit) as host:
             out = (await run(host, "delete it", profile="careful")).structured_content
     assert (out["answer"], out["stop_reason"]) == (answer, stop)
     assert hub.agent_bridge._pending == {}  # nothing left parked
@@ -123,7 +123,7 @@ async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_ye
 
 
 async def test_a_host_that_cannot_confirm_gets_the_call_refused_never_auto_confirmed(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:  # 2026-07-28: no push
+    async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client() as host:  # 2026-07-28: no push
         assert await hub.wait_settled(30)
         out = (await run(host, "delete it", profile="careful")).structured_content
         echoed = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
@@ -132,7 +132,7 @@ async def test_a_host_that_cannot_confirm_gets_the_call_refused_never_auto_confi
 
 
 async def test_a_model_that_cannot_answer_ends_the_run_with_a_clear_error_and_the_task_is_kept(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client() as host:
         result = await run(host, "something no rule knows")
         out = result.structured_content
         history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
@@ -143,7 +143,7 @@ async def test_a_model_that_cannot_answer_ends_the_run_with_a_clear_error_and_th
 
 
 async def test_unknown_profile_busy_session_and_missing_model_are_clear_errors(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client() as host:
         unknown = await run(host, "x", profile="nope")
         sid = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
         async with hub.sessions.lock(hub.local.user_id, sid):
@@ -151,7 +151,7 @@ async def test_unknown_profile_busy_session_and_missing_model_are_clear_errors(t
     (tmp_path / "plain").mkdir()
     plain = tmp_path / "plain" / "hub.json"
     plain.write_text(json.dumps({"mcpServers": {}}))
-    async with Hub.from_file(plain) as hub, Client(hub.server) as host:
+    async with Hub.from_file(plain) as hub, hub.client() as host:
         nomodel = await run(host, "x")
     assert unknown.is_error and unknown.content[0].text == (
         "unknown agent profile 'nope'; the profiles are: careful, default")
@@ -165,7 +165,7 @@ async def test_a_cancelled_run_stops_its_tool_call_keeps_the_session_consistent_
              {"when": "^hello$", "text": "The tool said hello."}]
     async with Hub.from_file(write_hub(tmp_path, rules)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             sid = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
             relay = hub.pool.connections["toy"].relay
 
@@ -199,7 +199,7 @@ async def test_a_cancelled_run_stops_its_tool_call_keeps_the_session_consistent_
 async def test_each_run_leaves_a_trace_its_calls_audit_rows_name_it_and_only_its_user_sees_it(tmp_path):
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server) as host:
+        async with hub.client() as host:
             out = (await run(host, "please say hello through the tool")).structured_content
             listed = (await host.call_tool("hermes_trace_list", {})).structured_content
             trace = (await host.call_tool("hermes_trace_get", {"run_id": out["run_id"]})).structured_content
@@ -233,7 +233,7 @@ async def test_hermes_hub_traces_lists_runs_and_shows_one_round_by_round(tmp_pat
     cfg = write_hub(tmp_path)
     async with Hub.from_file(cfg) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server) as host:
+        async with hub.client() as host:
             out = (await run(host, "please say hello through the tool")).structured_content
 
     def traces(*args: str) -> subprocess.CompletedProcess[str]:
@@ -251,7 +251,7 @@ async def test_hermes_hub_traces_lists_runs_and_shows_one_round_by_round(tmp_pat
 
 async def test_each_profile_is_a_prompt_that_hands_its_task_to_the_agent_and_follows_the_config(tmp_path):
     cfg = write_hub(tmp_path)
-    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+    async with Hub.from_file(cfg) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
         listed = {p.name: p for p in (await host.list_prompts()).prompts}
         got = await host.get_prompt("hermes_agent_careful", {"task": "tidy my notes", "session_id": "ses_1"})
@@ -277,7 +277,7 @@ async def test_each_profile_is_a_prompt_that_hands_its_task_to_the_agent_and_fol
 async def test_without_a_model_no_profile_prompts_are_offered(tmp_path):
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {"toy": toy()}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}}))
-    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+    async with Hub.from_file(cfg) as hub, hub.client() as host:
         names = [p.name for p in (await host.list_prompts()).prompts]
     assert not [n for n in names if n.startswith("hermes_agent_")]
 
@@ -293,7 +293,7 @@ async def test_invalid_arguments_go_back_to_the_model_naming_the_field_and_a_fix
     rules = [{"when": "echo badly", "tool_calls": [{"name": "toy_echo", "arguments": {"txt": "x"}}]},
              {"when": "Invalid arguments for tool 'toy_echo'", "tool_calls": [ECHO]},
              {"when": "^hello$", "text": "Fixed it."}]
-    async with Hub.from_file(write_hub(tmp_path, rules)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path, rules)) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
         out = (await run(host, "echo badly")).structured_content
         history = (await host.call_tool("hermes_session_history", {"session_id": out["session_id"]})
@@ -313,7 +313,7 @@ async def test_after_two_failed_corrections_the_person_is_asked_for_the_argument
 
     async with Hub.from_file(write_hub(tmp_path, BAD_ARGUMENTS)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+        async with hub.client(mode="legacy", elicitation_callback=on_elicit) as host:
             out = (await run(host, "echo badly")).structured_content
     assert (out["answer"], out["stop_reason"], out["rounds"]) == ("Echoed what you gave.", "answered", 4)
     assert [c["is_error"] for c in out["tool_calls"]] == [True, True, False]
@@ -328,7 +328,7 @@ async def test_arguments_nobody_can_fix_stop_the_run_with_needs_input(tmp_path, 
 
     async with Hub.from_file(write_hub(tmp_path, BAD_ARGUMENTS)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit if answer else None) as host:
+        async with hub.client(mode=mode, elicitation_callback=on_elicit if answer else None) as host:
             out = (await run(host, "echo badly")).structured_content
             audit = (await host.call_tool("hermes_audit_query", {"tool": "toy_echo"})).structured_content
     assert (out["stop_reason"], out["rounds"]) == ("needs_input", 3)
@@ -342,7 +342,7 @@ async def test_a_profile_with_its_own_model_runs_on_it_and_the_others_on_the_hub
     data = json.loads((tmp_path / "hub.json").read_text())
     data["agents"]["terse"] = {"script": "terse.json"}
     (tmp_path / "hub.json").write_text(json.dumps(data))
-    async with Hub.from_file(cfg) as hub, Client(hub.server) as host:
+    async with Hub.from_file(cfg) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
         terse = (await run(host, "say hello through the tool", profile="terse")).structured_content
         plain = (await run(host, "say hello through the tool")).structured_content

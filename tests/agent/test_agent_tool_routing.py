@@ -41,7 +41,7 @@ async def budget_of(host: Client, run_id: str) -> dict:
 async def test_past_max_tools_a_run_offers_the_tools_found_for_its_task_and_can_call_them(tmp_path):
     async with Hub.from_file(write_hub(tmp_path, max_tools=3)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             with anyio.fail_after(60):
                 found = (await host.call_tool("hermes_agent_run", {
                     "task": "remind me tomorrow morning to call the bank"})).structured_content
@@ -57,7 +57,7 @@ async def test_past_max_tools_a_run_offers_the_tools_found_for_its_task_and_can_
 async def test_within_max_tools_a_run_offers_every_allowed_tool(tmp_path):
     async with Hub.from_file(write_hub(tmp_path, max_tools=60)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             with anyio.fail_after(60):
                 out = (await host.call_tool("hermes_agent_run", {"task": "jot down the shopping list"})
                        ).structured_content

@@ -9,7 +9,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -57,7 +56,7 @@ async def test_a_delegated_run_is_a_child_run_within_its_callers_permissions_and
                                                                                        child_delegates):
     async with Hub.from_file(write_hub(tmp_path, depth)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             with anyio.fail_after(60):
                 out = (await host.call_tool("hermes_agent_run", {"task": "check Monday and book the review",
                                                                  "profile": "assistant"})).structured_content

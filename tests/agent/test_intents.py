@@ -68,7 +68,7 @@ async def test_a_request_with_two_intents_routes_to_both_in_order_and_offers_onl
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             out = await run(host, "remind me at five and show my Monday", progress_callback=progress)
             events = await trace(host, out["run_id"])
     assert (out["stop_reason"], out["intents"]) == ("answered", ["remind", "schedule"])
@@ -93,7 +93,7 @@ async def test_below_the_threshold_the_person_is_asked_which_intent_then_the_mis
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+        async with hub.client(mode="legacy", elicitation_callback=on_elicit) as host:
             out = await run(host, "do the thing")
             events = await trace(host, out["run_id"])
     assert [list(a["schema"]["properties"]) for a in asked] == [["intent"], ["date"]]
@@ -116,7 +116,7 @@ async def test_a_missing_required_slot_is_asked_for_with_a_form_and_the_run_goes
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode=mode, elicitation_callback=on_elicit) as host:
+        async with hub.client(mode=mode, elicitation_callback=on_elicit) as host:
             out = await run(host, "remind me about the call")
     assert asked == [{"type": "object", "properties": {"time": {"type": "string", "title": "time", "maxLength": 500}},
                       "required": ["time"]}]
@@ -128,7 +128,7 @@ async def test_a_missing_required_slot_is_asked_for_with_a_form_and_the_run_goes
 async def test_without_a_host_that_can_ask_the_run_ends_with_needs_input_and_the_question(tmp_path, fallback):
     async with Hub.from_file(write_hub(tmp_path, fallback)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:  # no elicitation: it cannot ask
+        async with hub.client(mode="legacy") as host:  # no elicitation: it cannot ask
             vague = await run(host, "do the thing")
             short = await run(host, "remind me about the call")
     assert (vague["stop_reason"], vague["tool_calls"], vague["rounds"]) == ("needs_input", [], 0)
@@ -141,7 +141,7 @@ async def test_without_a_host_that_can_ask_the_run_ends_with_needs_input_and_the
 async def test_fallback_best_goes_on_with_the_best_guess_and_tells_the_model_what_is_missing(tmp_path):
     async with Hub.from_file(write_hub(tmp_path, "best")) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             out = await run(host, "do the thing")
             events = await trace(host, out["run_id"])
             prompt = (await host.call_tool("hermes_trace_get", {"run_id": out["run_id"], "prompt": True})

@@ -130,7 +130,7 @@ async def test_the_scripted_model_cuts_at_max_tokens_in_its_own_terms_and_the_ru
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
                            "agent": {"provider": "scripted", "script": "model.json", "max_tokens": 16}},
                           base_dir=tmp_path)
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         with anyio.fail_after(60):
             out = (await host.call_tool("hermes_agent_run", {"task": "tell a long story"})).structured_content
     assert (out["answer"], out["stop_reason"]) == ("x" * 64 + "END", "answered")  # 16 tokens of 4 characters
@@ -155,7 +155,7 @@ async def test_a_run_in_a_small_window_builds_its_request_within_the_room_left(t
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
                            "agent": {"provider": "scripted", "script": "model.json", "context_window": 5000,
                                      "max_tokens": 4000, "context_tokens": 6000}}, base_dir=tmp_path)
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         with anyio.fail_after(60):
             for n in range(6):  # a session long enough not to fit
                 session = {"session_id": sid} if n else {}

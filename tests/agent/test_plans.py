@@ -9,7 +9,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from tests.support import Progress, demo
@@ -52,7 +51,7 @@ async def test_a_plan_is_revised_when_a_result_contradicts_it_and_the_trace_show
 
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode="legacy") as host:
+        async with hub.client(mode="legacy") as host:
             with anyio.fail_after(60):
                 out = (await host.call_tool("hermes_agent_run", {"task": TASK, "profile": "planner"},
                                             progress_callback=progress)).structured_content

@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from tests.support import toy
@@ -52,7 +51,7 @@ async def test_the_hosts_own_model_runs_the_loop_and_calls_the_catalogs_tools(tm
     model = HostModel()
     async with Hub.from_file(write_hub(tmp_path)) as hub:
         assert await hub.wait_settled(30)
-        async with Client(hub.server, mode=mode, sampling_callback=model) as host:
+        async with hub.client(mode=mode, sampling_callback=model) as host:
             with anyio.fail_after(60):
                 out = (await host.call_tool("hermes_agent_run", {"task": "echo hi"})).structured_content
         report = await hub.report(hub.local)
@@ -66,7 +65,7 @@ async def test_the_hosts_own_model_runs_the_loop_and_calls_the_catalogs_tools(tm
 
 
 async def test_a_host_without_sampling_gets_a_model_error_saying_what_to_change(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server, mode="legacy") as host:
+    async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client(mode="legacy") as host:
         with anyio.fail_after(60):
             result = await host.call_tool("hermes_agent_run", {"task": "echo hi"})
     assert result.is_error and result.structured_content["stop_reason"] == "model_error"

@@ -32,7 +32,7 @@ def write_hub(tmp_path, rules=RULES) -> str:
 
 
 async def test_messages_past_the_window_are_folded_into_the_summary_that_the_next_run_reads(tmp_path):
-    async with Hub.from_file(write_hub(tmp_path)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client() as host:
         with anyio.fail_after(60):
             first = (await host.call_tool("hermes_agent_run", {"task": "turn 1"})).structured_content
             sid = first["session_id"]
@@ -51,7 +51,7 @@ async def test_messages_past_the_window_are_folded_into_the_summary_that_the_nex
 
 async def test_a_fold_the_model_cannot_write_stays_queued_and_the_session_is_untouched(tmp_path):
     rules = [{"when": "^turn", "text": "Noted."}]  # no rule answers a summary request: the model call fails
-    async with Hub.from_file(write_hub(tmp_path, rules)) as hub, Client(hub.server) as host:
+    async with Hub.from_file(write_hub(tmp_path, rules)) as hub, hub.client() as host:
         with anyio.fail_after(60):
             sid = (await host.call_tool("hermes_agent_run", {"task": "turn 1"})).structured_content["session_id"]
             for n in (2, 3):

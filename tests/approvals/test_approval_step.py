@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.core.pipeline.approval import QUESTION_KEY, STATE_PREFIX, Rules
@@ -74,7 +73,7 @@ async def hub(tmp_path_factory) -> AsyncIterator[Hub]:
 async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(hub, mode, allow):
     asked: list[str] = []
     with anyio.fail_after(30):
-        async with Client(hub.server, mode=mode, elicitation_callback=answering(allow, asked)) as host:
+        async with hub.client(mode=mode, elicitation_callback=answering(allow, asked)) as host:
             result = await host.call_tool("toy_echo", {"text": "hi"})
     rows = await audit_rows(hub, "approval_approved" if allow else "approval_denied", approval_id(asked[0]))
     assert len(asked) == 1 and asked[0].startswith(
@@ -91,7 +90,7 @@ async def test_a_tool_in_guards_approve_runs_only_after_the_caller_says_yes(hub,
 async def test_an_answered_round_replayed_with_other_arguments_is_refused_and_nothing_runs(hub):
     with anyio.fail_after(30):
         # the host declares elicitation; the test drives the rounds by hand
-        async with Client(hub.server, mode="2026-07-28", elicitation_callback=answering(True, [])) as host:
+        async with hub.client(mode="2026-07-28", elicitation_callback=answering(True, [])) as host:
             asked = await host.session.call_tool("toy_echo", {"text": "harmless"}, allow_input_required=True)
             assert isinstance(asked, types.InputRequiredResult)
             assert asked.request_state.startswith(STATE_PREFIX)
@@ -118,7 +117,7 @@ async def test_an_unanswered_approval_expires_with_a_result_that_tells_the_model
     async with Hub.from_file(write_hub(tmp_path, timeout=1)) as hub:
         assert await hub.wait_settled(30)
         with anyio.fail_after(30):
-            async with Client(hub.server) as host:  # a 2026-07-28 host that answers no elicitation: out of band
+            async with hub.client() as host:  # a 2026-07-28 host that answers no elicitation: out of band
                 result = await host.call_tool("toy_echo", {"text": "hi"})
         rows = await audit_rows(hub, "approval_expired")
         pending = await hub.approvals.pending(hub.local)
@@ -132,7 +131,7 @@ async def test_an_unanswered_approval_expires_with_a_result_that_tells_the_model
 async def test_the_agents_own_confirmation_is_the_gateways_approval_so_the_person_is_asked_once(hub):
     asked: list[str] = []
     with anyio.fail_after(60):
-        async with Client(hub.server, mode="legacy", elicitation_callback=answering(True, asked)) as host:
+        async with hub.client(mode="legacy", elicitation_callback=answering(True, asked)) as host:
             out = (await host.call_tool("hermes_agent_run", {"task": "echo it", "profile": "careful"}))
     rows = await audit_rows(hub, "approval_approved")
     assert out.structured_content["answer"] == "Echoed."
@@ -143,7 +142,7 @@ async def test_the_agents_own_confirmation_is_the_gateways_approval_so_the_perso
 async def test_the_agent_loop_is_held_by_the_gateway_too(hub):
     asked: list[str] = []
     with anyio.fail_after(60):
-        async with Client(hub.server, mode="legacy", elicitation_callback=answering(False, asked)) as host:
+        async with hub.client(mode="legacy", elicitation_callback=answering(False, asked)) as host:
             out = (await host.call_tool("hermes_agent_run", {"task": "echo it"}))  # the default profile asks nothing
     assert len(asked) == 1 and asked[0].startswith('Allow toy_echo with these arguments?\n  text: "agent"\n')
     assert out.structured_content["tool_calls"][0]["is_error"] is True
@@ -152,7 +151,7 @@ async def test_the_agent_loop_is_held_by_the_gateway_too(hub):
 async def test_a_tool_annotated_destructive_needs_a_yes(hub):
     asked: list[str] = []
     with anyio.fail_after(30):
-        async with Client(hub.server, mode="legacy", elicitation_callback=answering(True, asked)) as host:
+        async with hub.client(mode="legacy", elicitation_callback=answering(True, asked)) as host:
             added = await host.call_tool("toy_add", {"a": 2, "b": 3})
             listed = await host.call_tool("toy_whoami", {})
     assert [m.split()[1] for m in asked] == ["toy_add"]  # whoami: neither destructive nor in guards.approve.tools

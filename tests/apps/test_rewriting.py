@@ -57,7 +57,7 @@ def dumped(model: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_tool_names_its_ui_by_a_uri_the_hub_lists_and_reads_as_the_server_does(era):
-    async with weather_hub() as hub, Client(hub.server, mode=era, extensions=RENDERS_APPS) as host, direct() as own:
+    async with weather_hub() as hub, hub.client(mode=era, extensions=RENDERS_APPS) as host, direct() as own:
         with anyio.fail_after(30):
             tools = {t.name: t for t in (await host.list_tools()).tools}
             listed = {r.uri: r for r in (await host.list_resources()).resources}
@@ -74,7 +74,7 @@ async def test_the_tool_names_its_ui_by_a_uri_the_hub_lists_and_reads_as_the_ser
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_links_and_embedded_resources_in_results_and_prompts_are_readable_through_the_hub(era):
-    async with weather_hub() as hub, Client(hub.server, mode=era) as host:
+    async with weather_hub() as hub, hub.client(mode=era) as host:
         with anyio.fail_after(30):
             result = await host.call_tool("weather_forecast", {"city": "Paris"})
             prompt = await host.get_prompt("weather_briefing")
@@ -91,7 +91,7 @@ async def test_links_and_embedded_resources_in_results_and_prompts_are_readable_
 
 
 async def test_templates_keep_the_mapping_and_a_read_of_an_expanded_one_reaches_the_server():
-    async with weather_hub() as hub, Client(hub.server) as host:
+    async with weather_hub() as hub, hub.client() as host:
         with anyio.fail_after(30):
             templates = [t.uri_template for t in (await host.list_resource_templates()).resource_templates]
             read = await host.read_resource("weather://weather/city/Oslo")
@@ -101,8 +101,8 @@ async def test_templates_keep_the_mapping_and_a_read_of_an_expanded_one_reaches_
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_app_only_tools_reach_hosts_that_render_apps_and_stay_callable_but_no_model_is_offered_them(era):
-    async with weather_hub() as hub, Client(hub.server, mode=era, extensions=RENDERS_APPS) as app_host, \
-            Client(hub.server, mode=era) as plain_host:
+    async with weather_hub() as hub, hub.client(mode=era, extensions=RENDERS_APPS) as app_host, \
+            hub.client(mode=era) as plain_host:
         with anyio.fail_after(30):
             for_apps = {t.name for t in (await app_host.list_tools()).tools}
             for_plain = {t.name for t in (await plain_host.list_tools()).tools}
@@ -115,7 +115,7 @@ async def test_app_only_tools_reach_hosts_that_render_apps_and_stay_callable_but
 
 
 async def test_lazy_search_describe_and_call_never_offer_an_app_only_tool_to_a_model():
-    async with weather_hub(hub={"expose": "lazy"}) as hub, Client(hub.server) as host:
+    async with weather_hub(hub={"expose": "lazy"}) as hub, hub.client() as host:
         with anyio.fail_after(30):
             found = await host.call_tool("hermes_tools_search", {"query": "fresh numbers for the open view",
                                                                   "limit": 50})
@@ -131,7 +131,7 @@ async def test_lazy_search_describe_and_call_never_offer_an_app_only_tool_to_a_m
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_hub_advertises_the_apps_extension_to_hosts_and_to_its_servers(era):
-    async with weather_hub() as hub, Client(hub.server, mode=era) as host:
+    async with weather_hub() as hub, hub.client(mode=era) as host:
         with anyio.fail_after(30):
             said = await host.call_tool("weather_supports", {})
             caps = host.server_capabilities
@@ -151,7 +151,7 @@ async def test_a_resource_updated_notification_names_the_uri_the_host_subscribed
             updates.append(str(message.params.uri))
             got.set()
 
-    async with weather_hub() as hub, Client(hub.server, mode="legacy", message_handler=on_message) as host:
+    async with weather_hub() as hub, hub.client(mode="legacy", message_handler=on_message) as host:
         with anyio.fail_after(30):
             await host.session.subscribe_resource(PUBLIC_VIEW)
             told = await host.call_tool("weather_touch", {})
@@ -182,7 +182,7 @@ async def test_an_agent_run_is_not_offered_an_app_only_tool(tmp_path):
         {"when": "refresh the view", "tool_calls": [{"name": "weather_refresh", "arguments": {}}]},
     ]))
     agent = {"provider": "scripted", "script": str(tmp_path / "model.json")}
-    async with weather_hub(agent=agent, memory={"embedder": "none"}) as hub, Client(hub.server) as host:
+    async with weather_hub(agent=agent, memory={"embedder": "none"}) as hub, hub.client() as host:
         with anyio.fail_after(60):
             run = (await host.call_tool("hermes_agent_run", {"task": "refresh the view"})).structured_content
     # The loop answers a call of a tool it did not offer with "Unknown tool": refresh was not offered.
@@ -195,7 +195,7 @@ async def test_behind_another_hub_the_ui_the_links_and_the_apps_own_names_still_
     async with Hub(parse_config({"mcpServers": {"inner": inner}})) as hub:
         with anyio.fail_after(60):
             assert await hub.wait_settled(60)
-            async with Client(hub.server, extensions=RENDERS_APPS) as host:
+            async with hub.client(extensions=RENDERS_APPS) as host:
                 tools = {t.name: t for t in (await host.list_tools()).tools}
                 ui = tools["inner_weather_forecast"].meta["ui"]["resourceUri"]
                 read = await host.read_resource(ui)
@@ -213,8 +213,8 @@ async def test_behind_another_hub_the_ui_the_links_and_the_apps_own_names_still_
 
 async def test_an_apps_own_name_reaches_no_tool_outside_the_toolset_of_the_endpoint_called():
     async with weather_hub(toolsets={"bare": {"servers": []}, "wx": {"servers": ["weather"]}}) as hub, \
-            Client(hub.endpoints["bare"].server, extensions=RENDERS_APPS) as bare, \
-            Client(hub.endpoints["wx"].server, extensions=RENDERS_APPS) as wx:
+            hub.client("bare", extensions=RENDERS_APPS) as bare, \
+            hub.client("wx", extensions=RENDERS_APPS) as wx:
         with anyio.fail_after(30):
             inside = await wx.call_tool("refresh", {})
             with pytest.raises(MCPError) as outside:

@@ -17,7 +17,6 @@ import anyio
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
-from mcp import Client
 
 from hermes_hub import Hub
 from tests.support import demo, free_port, served_hub, toy
@@ -96,7 +95,7 @@ async def running_chat(folder: Path, *args: str) -> AsyncIterator[Session]:
 
 async def history(folder: Path, session_id: str) -> list[tuple[str, str]]:
     """The session's messages as the hub stored them, read through a hub on the same hub.json."""
-    async with Hub.from_file(folder / "hub.json") as hub, Client(hub.server) as host:
+    async with Hub.from_file(folder / "hub.json") as hub, hub.client() as host:
         with anyio.fail_after(30):
             page = await host.call_tool("hermes_session_history", {"session_id": session_id})
     return [(m["role"], m["content"]) for m in page.structured_content["messages"]]

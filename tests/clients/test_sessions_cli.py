@@ -63,7 +63,6 @@ async def test_a_user_lists_searches_and_reads_their_own_sessions_over_url(tmp_p
 
 
 async def test_in_process_the_local_user_reads_the_store_without_starting_a_server(tmp_path):
-    from mcp import Client
 
     from hermes_hub import Hub
     from hermes_hub.infra.config import load_config
@@ -71,7 +70,7 @@ async def test_in_process_the_local_user_reads_the_store_without_starting_a_serv
     path = tmp_path / "hub.json"  # a server that cannot start: sessions must not wait for it
     path.write_text(json.dumps({"mcpServers": {"slow": {"command": "/nonexistent/server"}},
                                 "storage": {"url": "sqlite:///hub.db"}, "auth": {"local_user": "ana"}}))
-    async with Hub(load_config(path)) as hub, Client(hub.server) as host:
+    async with Hub(load_config(path)) as hub, hub.client() as host:
         sid = await fill(host)
     shown = cli("sessions", "show", sid, "--config", str(path), "--json")
     assert shown.returncode == 0, shown.stderr

@@ -46,7 +46,7 @@ async def hub(request, tmp_path):
 
 
 async def test_a_document_is_recalled_by_words_and_meaning_with_where_each_hit_sits(hub):
-    async with Client(hub.server) as host:
+    async with hub.client() as host:
         added = await call(host, "hermes_docs_add", {"text": GUIDE})
         words = await host.call_tool("hermes_memory_recall", {"query": "PostgreSQL replicas", "sources": ["documents"]})
         with anyio.fail_after(120):
@@ -69,7 +69,7 @@ async def test_a_document_is_recalled_by_words_and_meaning_with_where_each_hit_s
 
 
 async def test_forgetting_a_document_removes_it_from_every_index(hub):
-    async with Client(hub.server) as host:
+    async with hub.client() as host:
         added = await call(host, "hermes_docs_add", {"text": GUIDE, "title": "Guide"})
         kept = await call(host, "hermes_docs_add", {"text": "Plain notes about PostgreSQL tuning.", "format": "text"})
         with anyio.fail_after(120):
@@ -108,7 +108,7 @@ async def test_documents_are_per_user_and_shared_ones_are_read_by_everyone(hub):
 
 
 async def test_bad_input_says_what_to_do_and_changes_nothing(hub):
-    async with Client(hub.server) as host:
+    async with hub.client() as host:
         none = await call(host, "hermes_docs_add", {})
         two = await call(host, "hermes_docs_add", {"text": "a", "url": "https://example.com/"})
         path = await call(host, "hermes_docs_add", {"path": "/etc/passwd"})

@@ -52,7 +52,7 @@ async def test_only_what_lies_under_the_roots_is_read(tmp_path):
                                "memory": {"embedder": "none"},
                                "docs": {"roots": ["notes", f"{base}/docs"], "max_bytes": 1000, "timeout": 1}},
                               base_dir=tmp_path)
-        async with Hub(config) as hub, Client(hub.server) as host:
+        async with Hub(config) as hub, hub.client() as host:
             with anyio.fail_after(60):
                 by_name = await add(host, path="plan.md")
                 by_path = await add(host, path=str(root / "plan.md"))
@@ -82,7 +82,7 @@ async def test_a_hub_without_roots_reads_only_text_given_inline(tmp_path):
     (tmp_path / "a.md").write_text("# A\n\ntext\n")
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
                            "memory": {"embedder": "none"}}, base_dir=tmp_path)
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         path = await add(host, path=str(tmp_path / "a.md"))
         url = await add(host, url="https://example.com/a.md")
         inline = await add(host, text="# A\n\ntext\n")

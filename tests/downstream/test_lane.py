@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client, MCPError
+from mcp import MCPError
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -34,7 +34,7 @@ async def test_a_lane_call_keeps_the_sdks_checks_errors_progress_and_cancellatio
         progress.append((value, total, message))
 
     # a handshake-era host: its cancellation reaches the call (a 2026 host's call runs on the bridge)
-    async with Hub(parse_config({"mcpServers": {"line": LINE}})) as hub, Client(hub.server, mode="legacy") as host:
+    async with Hub(parse_config({"mcpServers": {"line": LINE}})) as hub, hub.client(mode="legacy") as host:
         with anyio.fail_after(30):
             assert await hub.wait_settled(20)
             conn = hub.pool.connections["line"]
@@ -61,8 +61,8 @@ async def test_a_log_line_written_before_an_answer_reaches_its_host_and_a_garble
         return on_log
 
     async with Hub(parse_config({"mcpServers": {"line": LINE}})) as hub, \
-            Client(hub.server, mode="legacy", logging_callback=logs_of("ann")) as ann, \
-            Client(hub.server, mode="legacy", logging_callback=logs_of("bob")) as bob:
+            hub.client(mode="legacy", logging_callback=logs_of("ann")) as ann, \
+            hub.client(mode="legacy", logging_callback=logs_of("bob")) as bob:
         with anyio.fail_after(30):
             assert await hub.wait_settled(20)
             for host in (ann, bob):

@@ -60,7 +60,7 @@ def server(h: Hub, name: str) -> dict[str, Any]:
 
 
 async def test_a_child_killed_between_calls_is_restarted_and_ready_again_with_its_full_catalog():
-    async with hub_of({"toy": toy(**FAST)}) as h, Client(h.server) as host:
+    async with hub_of({"toy": toy(**FAST)}) as h, h.client() as host:
         conn = h.pool.connections["toy"]
         before = await tool_names(host)
         old = kill(conn)
@@ -83,7 +83,7 @@ async def test_a_child_killed_mid_call_fails_the_call_promptly_naming_the_server
     async def progress(value: float, total: float | None, message: str | None) -> None:
         arrived.set()
 
-    async with hub_of({"toy": toy(timeout=60, **FAST)}) as h, Client(h.server) as host:
+    async with hub_of({"toy": toy(timeout=60, **FAST)}) as h, h.client() as host:
         conn = h.pool.connections["toy"]
         result: list[Any] = []
         returned = anyio.Event()
@@ -112,7 +112,7 @@ async def test_a_child_killed_mid_call_fails_the_call_promptly_naming_the_server
 
 async def test_a_child_that_exits_during_startup_every_time_ends_in_crash_loop_with_status_explaining_it():
     cfg = toy("--exit-after-start", "3", backoff_initial=0.05, backoff_max=0.3, crash_loop_after=3)
-    async with hub_of({"broken": cfg}) as h, Client(h.server) as host:
+    async with hub_of({"broken": cfg}) as h, h.client() as host:
         conn = h.pool.connections["broken"]
         first = conn.state.value  # settled once the first attempt ended, though it keeps retrying
         await until(h, lambda: conn.state.value == "CRASH_LOOP")
@@ -162,7 +162,7 @@ async def test_a_child_that_stops_answering_is_marked_degraded_by_health_checks_
 
 async def test_a_child_flooding_stderr_does_not_block_the_hub():
     servers = {"noisy": toy("--flood-stderr", **FAST), "quiet": toy(**FAST)}
-    async with hub_of(servers) as h, Client(h.server) as host:
+    async with hub_of(servers) as h, h.client() as host:
         started = time.monotonic()
         with anyio.fail_after(20):
             for i in range(30):
@@ -186,7 +186,7 @@ async def test_an_http_server_stopped_and_restarted_on_the_same_port_is_reconnec
     with ExitStack() as later, process(argv, tmp_path / "first.log") as first:
         with anyio.fail_after(20):
             await wait_port(port, first, tmp_path / "first.log")
-        async with hub_of({"remote": cfg}) as h, Client(h.server) as host:
+        async with hub_of({"remote": cfg}) as h, h.client() as host:
             conn = h.pool.connections["remote"]
             assert conn.ready
             first.terminate()
@@ -211,7 +211,7 @@ async def test_an_http_server_that_stops_answering_is_degraded_and_reconnected_o
     with process(argv, tmp_path / "server.log") as remote:
         with anyio.fail_after(20):
             await wait_port(port, remote, tmp_path / "server.log")
-        async with hub_of({"remote": cfg}) as h, Client(h.server) as host:
+        async with hub_of({"remote": cfg}) as h, h.client() as host:
             conn = h.pool.connections["remote"]
             remote.send_signal(signal.SIGSTOP)
             try:
@@ -226,7 +226,7 @@ async def test_an_http_server_that_stops_answering_is_degraded_and_reconnected_o
 
 async def test_concurrent_callers_during_a_kill_get_a_result_or_a_clear_error_within_their_bounds():
     outcomes: list[str] = []
-    async with hub_of({"toy": toy(**FAST)}) as h, Client(h.server) as host:
+    async with hub_of({"toy": toy(**FAST)}) as h, h.client() as host:
         conn = h.pool.connections["toy"]
         recovered, warmed = anyio.Event(), anyio.Event()
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def timed_call(servers: dict[str, Any], tool: str, args: dict[str, Any]) -> tuple[float, Any, Any]:
-    async with Hub(parse_config({"mcpServers": servers})) as hub, Client(hub.server) as host:
+    async with Hub(parse_config({"mcpServers": servers})) as hub, hub.client() as host:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
             started = time.monotonic()
@@ -65,6 +64,6 @@ async def test_the_idle_timeout_does_not_run_while_a_person_answers_an_elicitati
     async with Hub(parse_config({"mcpServers": {"toy": toy(mode="legacy", timeout=0.5)}})) as hub:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
-            async with Client(hub.server, mode="legacy", elicitation_callback=slow_person) as host:
+            async with hub.client(mode="legacy", elicitation_callback=slow_person) as host:
                 result = await host.call_tool("toy_confirm", {"question": "Sure?"})
     assert result.content[0].text == "accept: True"

@@ -11,7 +11,6 @@ from typing import Any
 
 import anyio
 from click.testing import CliRunner
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.call import CallContext, Identity
@@ -35,7 +34,7 @@ def hermes(config: str, *args: str) -> SimpleNamespace:
 
 
 async def rate_down(config: str) -> tuple[dict[str, Any], dict[str, Any], Any, dict[str, Any]]:
-    async with Hub.from_file(config) as hub, Client(hub.server) as host:
+    async with Hub.from_file(config) as hub, hub.client() as host:
         with anyio.fail_after(60):
             session = (await host.call_tool("hermes_session_create", {})).structured_content["session_id"]
             for role, content in (("user", "let's do some sums"), ("assistant", "Sure.")):
@@ -51,7 +50,7 @@ async def rate_down(config: str) -> tuple[dict[str, Any], dict[str, Any], Any, d
 
 
 async def one_run(config: str, task: str) -> dict[str, Any]:
-    async with Hub.from_file(config) as hub, Client(hub.server) as host:
+    async with Hub.from_file(config) as hub, hub.client() as host:
         with anyio.fail_after(60):
             return (await host.call_tool("hermes_agent_run", {"task": task})).structured_content
 

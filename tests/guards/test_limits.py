@@ -12,7 +12,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub.infra.config import parse_config
 from hermes_hub.app.hub import Hub
@@ -55,7 +54,7 @@ async def test_each_limit_refuses_naming_itself_and_its_reset_and_resets_on_the_
         hub.limits.clock = clock
         with anyio.fail_after(60):
             assert await hub.wait_settled(30)
-            async with Client(hub.server) as host:
+            async with hub.client() as host:
                 first = [await host.call_tool("records_customer", {"customer_id": "c1"}) for _ in range(2)]
                 over = await host.call_tool("records_customer", {"customer_id": "c1"})
                 clock.now += 55  # 08:01:00: a new minute

@@ -13,7 +13,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -45,7 +44,7 @@ async def test_auto_speaks_the_handshake_to_servers_that_accept_it_and_2026_to_s
         async with Hub(parse_config({"mcpServers": servers})) as hub:
             with anyio.fail_after(30):
                 await hub.wait_settled(30)
-                async with Client(hub.server) as host:
+                async with hub.client() as host:
                     echoed = {name: await host.call_tool(f"{name}_echo", {"text": name})
                               for name in servers if name != "legacy"}
             status = {s["name"]: (s["state"], s["protocol_version"], s["era"]) for s in hub.status(hub.local)["servers"]}
@@ -70,7 +69,7 @@ async def test_a_server_pushing_its_elicitation_reaches_hosts_of_both_eras_in_au
     async with Hub(parse_config({"mcpServers": {"toy": toy()}})) as hub:  # toy's `confirm` pushes elicitation
         with anyio.fail_after(30):
             await hub.wait_settled(30)
-            async with Client(hub.server, mode=host_mode, elicitation_callback=on_elicit) as host:
+            async with hub.client(mode=host_mode, elicitation_callback=on_elicit) as host:
                 result = await host.call_tool("toy_confirm", {"question": "Ship it?"})
     assert asked == ["Ship it?"]
     assert result.content[0].text == "accept: True"
@@ -83,7 +82,7 @@ async def test_a_tool_the_server_adds_reaches_hosts_when_announced_on_the_channe
     async with Hub(parse_config({"mcpServers": {"a": server}})) as hub:
         with anyio.fail_after(30):
             await hub.wait_settled(30)
-            async with Client(hub.server) as host:
+            async with hub.client() as host:
                 added = (await host.call_tool(tool, {})).content[0].text
                 await until_listed(host, added, timeout=None)  # bounded by fail_after
                 result = await host.call_tool(added, {})
@@ -106,7 +105,7 @@ async def test_a_stateless_http_server_is_spoken_to_at_2026_so_its_returned_elic
         async with Hub(parse_config({"mcpServers": {"sl": {"url": f"http://127.0.0.1:{port}/mcp"}}})) as hub:
             with anyio.fail_after(30):
                 await hub.wait_settled(30)
-                async with Client(hub.server, mode=host_mode, elicitation_callback=on_elicit) as host:
+                async with hub.client(mode=host_mode, elicitation_callback=on_elicit) as host:
                     result = await host.call_tool("sl_approve", {"item": "the plan"})
             era = hub.pool.connections["sl"].protocol_version
     assert era == "2026-07-28"

@@ -250,7 +250,7 @@ async def test_a_subscription_is_renewed_after_the_server_restarts(tmp_path):
         conn = hub.pool.connections["everything"]
         with anyio.fail_after(60):
             await hub.wait_settled(30)
-            async with Client(hub.server, mode="legacy", message_handler=on_message) as host:
+            async with hub.client(mode="legacy", message_handler=on_message) as host:
                 await host.subscribe_resource(FEATURES)
                 first_pid = conn.link.pid
                 os.kill(first_pid, signal.SIGKILL)

@@ -60,7 +60,7 @@ async def test_a_message_written_after_the_newest_one_was_deleted_is_still_index
     from hermes_hub.infra.config import parse_config
 
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         keep = (await host.call_tool("hermes_session_create", {"title": "keep"})).structured_content["session_id"]
         drop = (await host.call_tool("hermes_session_create", {"title": "drop"})).structured_content["session_id"]
         await host.call_tool("hermes_session_append", {"session_id": keep, "role": "user", "content": "first note"})

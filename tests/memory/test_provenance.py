@@ -40,7 +40,7 @@ async def session(host: Client, title: str, *texts: str) -> tuple[str, list[str]
 
 async def test_a_memory_is_found_by_its_source_messages_shows_them_and_goes_with_its_session(url):
     config = parse_config({"mcpServers": {}, "storage": {"url": url}, "memory": {"embedder": "none"}})
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         with anyio.fail_after(60):
             dog, (adopted, _) = await session(host, "pets", "I adopted a greyhound named Pixel last spring",
                                               "The weather was lovely")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
@@ -15,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_blank_turns_and_empty_results_are_not_recalled(tmp_path):
     config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
-    async with Hub(config) as hub, Client(hub.server) as host:
+    async with Hub(config) as hub, hub.client() as host:
         sid = (await host.call_tool("hermes_session_create", {"title": "dentist"})).structured_content["session_id"]
         for message in (
                 {"role": "user", "content": "any reminders about the dentist?"},

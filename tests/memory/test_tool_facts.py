@@ -44,7 +44,7 @@ async def ok(host: Client, tool: str, args: dict[str, Any]) -> Any:
 
 
 async def test_a_reminder_a_tool_created_becomes_a_memory_with_the_call_and_result_as_its_source(hub):
-    async with Client(hub.server) as host:
+    async with hub.client() as host:
         with anyio.fail_after(60):
             made = await ok(host, "hermes_session_import", {"title": "errands", "messages": [
                 {"role": "user", "content": "Remind me to call Ana tomorrow at ten"},

@@ -137,7 +137,7 @@ async def url(request, tmp_path) -> str:
 
 async def test_the_working_memory_is_the_callers_own_and_goes_with_every_session_on_both_stores(url):
     hub_config = parse_config({"mcpServers": {}, "storage": {"url": url}, "memory": {"embedder": "none"}})
-    async with Hub(hub_config) as hub, Client(hub.server) as host:
+    async with Hub(hub_config) as hub, hub.client() as host:
         with anyio.fail_after(60):
             sid = (await ok(host, "hermes_session_create", {"title": "a"}))["session_id"]
             other = (await ok(host, "hermes_session_create", {"title": "b"}))["session_id"]

@@ -56,7 +56,7 @@ def leaked(protected: Protected, *texts: str) -> list[str]:
 
 
 async def call(hub: Hub, tool: str = "crm_whoami") -> tuple[bool, str]:
-    async with Client(hub.server) as host:
+    async with hub.client() as host:
         result = await host.call_tool(tool, {})
     return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
 

@@ -56,7 +56,7 @@ async def test_the_agent_and_lazy_search_see_overrides_and_a_pin_covers_what_the
     config = hub_json(tmp_path, overrides=OVERRIDES)
     config["hub"]["expose"] = "lazy"
     cfg = write(tmp_path / "hub.json", config)
-    async with Hub.from_file(cfg) as hub, Client(hub.server, cache=None) as host:
+    async with Hub.from_file(cfg) as hub, hub.client(cache=None) as host:
         await until(lambda: "drifty_delete" in hub.catalog.tools)
         described = await host.call_tool("hermes_tools_describe", {"names": ["drifty_delete"]})
         found = await host.call_tool("hermes_tools_search", {"query": "undo"})

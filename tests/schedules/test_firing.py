@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub.infra.call import Identity
 from hermes_hub.core.schedules import ManualClock
@@ -150,7 +149,7 @@ async def test_bad_arguments_are_refused_with_what_to_do_and_nothing_is_stored(t
 async def test_a_2026_host_listening_for_its_inbox_hears_its_own_runs_and_not_another_person_s(tmp_path):
     clock = ManualClock(ts(START))
     async with clocked_hub(write_config(tmp_path, schedules={"jitter": 0}), clock) as hub, \
-            Client(hub.server) as host:
+            hub.client() as host:
         assert host.protocol_version == "2026-07-28"
         await call(hub, "hermes_schedule_create", {"task": "bob's", "at": "2026-12-01T09:30:00+01:00"}, user="bob")
         await call(hub, "hermes_schedule_create", {"task": "ana's", "at": "2026-12-01T10:00:00+01:00"})

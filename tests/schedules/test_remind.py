@@ -10,7 +10,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client
 
 from hermes_hub.core.schedules import ManualClock
 from tests.agent import vendors
@@ -35,7 +34,7 @@ async def test_remind_me_tomorrow_at_ten_through_a_real_wire_format_fires_at_tha
             "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}, "auth": {"local_user": "ana"},
             "agent": {"provider": "openai", "model": "qwen-plus", "base_url": url, "api_key": KEY,
                       "timezone": "Europe/Berlin", "max_retries": 0}}))
-        async with clocked_hub(tmp_path / "hub.json", clock) as hub, Client(hub.server) as host:
+        async with clocked_hub(tmp_path / "hub.json", clock) as hub, hub.client() as host:
             with anyio.fail_after(60):
                 said = await host.call_tool("hermes_agent_run", {"task": "Remind me tomorrow at ten to bring the "
                                                                          "project plan, and look at my calendar"})
@@ -64,7 +63,7 @@ async def test_the_bundled_demo_s_reminder_made_by_the_agent_fires_at_its_time_i
         "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}, "auth": {"local_user": "ana"},
         "agent": {"provider": "scripted", "script": "model.json"}}))
     clock = ManualClock(ts("2026-12-06T18:00:00+01:00"))
-    async with clocked_hub(tmp_path / "hub.json", clock) as hub, Client(hub.server) as host:
+    async with clocked_hub(tmp_path / "hub.json", clock) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
         with anyio.fail_after(60):
             said = await host.call_tool("hermes_agent_run", {"task": "remind me to leave for lunch"})

@@ -11,7 +11,6 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 
@@ -175,7 +174,7 @@ async def test_the_agents_tool_calls_are_kept_masked_in_session_history_trace_an
 
 async def test_a_hosts_own_tool_calls_appended_to_a_session_are_kept_masked(tmp_path):
     hub_config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
-    async with Hub(hub_config) as hub, Client(hub.server) as host:
+    async with Hub(hub_config) as hub, hub.client() as host:
         with anyio.fail_after(30):
             sid = (await host.call_tool("hermes_session_create", {"title": "deploy"})).structured_content["session_id"]
             await host.call_tool("hermes_session_append", {

@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from mcp import Client
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import load_config
@@ -46,7 +45,7 @@ async def test_a_fastmcp_task_runs_through_the_hub_for_hosts_of_both_eras_and_ca
     with anyio.fail_after(90):
         async with Hub(_load(config, tmp_path)) as hub:
             assert await hub.wait_settled(60)
-            async with Client(hub.server, mode="legacy", elicitation_callback=yes) as legacy:  # no tasks: plain
+            async with hub.client(mode="legacy", elicitation_callback=yes) as legacy:  # no tasks: plain
                 plain = await legacy.call_tool("crunchy_crunch", {"dataset": "a", "seconds": 2.5})
                 pushed = await legacy.call_tool("crunchy_approve", {"item": "plan"})  # its question: pushed
             async with tasks_host(hub.server, elicitation_callback=unused) as host:
@@ -62,7 +61,7 @@ async def test_a_fastmcp_task_runs_through_the_hub_for_hosts_of_both_eras_and_ca
                 await until_status(host, long["taskId"], {"working"})
                 await send(host, "tasks/cancel", taskId=long["taskId"])
                 after = await send(host, "tasks/get", taskId=long["taskId"])
-            async with Client(hub.server, mode="legacy") as legacy:  # the server serves on after the cancel
+            async with hub.client(mode="legacy") as legacy:  # the server serves on after the cancel
                 still = await legacy.call_tool("crunchy_crunch", {"dataset": "d", "seconds": 0})
     assert not plain.is_error and plain.content[0].text == "crunched a"
     assert pushed.content[0].text == "plan: accept True"

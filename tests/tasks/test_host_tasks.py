@@ -48,7 +48,7 @@ async def hub(tmp_path_factory):
 
 
 async def test_a_2025_host_runs_any_tool_as_a_task_and_reads_its_result_with_tasks_result(hub):
-    async with Client(hub.server, mode="legacy") as host:
+    async with hub.client(mode="legacy") as host:
         assert host.server_capabilities.tasks.requests.tools.call is not None
         listed = {t.name: t for t in (await host.list_tools()).tools}
         assert listed["toy_echo"].execution.task_support == "optional"
@@ -109,7 +109,7 @@ async def test_a_2025_agent_task_pushes_its_confirmation_on_the_tasks_result_str
         asked.append(params)
         return types.ElicitResult(action="accept", content={"allow": True})
 
-    async with Client(hub.server, mode="legacy", elicitation_callback=on_elicit) as host:
+    async with hub.client(mode="legacy", elicitation_callback=on_elicit) as host:
         with anyio.fail_after(60):
             task = await start(host, "hermes_agent_run", {"task": "delete it", "profile": "careful"})
             await until_status(host, task["taskId"], {"input_required"})
@@ -120,7 +120,7 @@ async def test_a_2025_agent_task_pushes_its_confirmation_on_the_tasks_result_str
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_cancelled_agent_task_stops_its_run_and_reads_cancelled(hub, mode):
-    host = Client(hub.server, mode=mode) if mode == "legacy" else tasks_host(hub.server)
+    host = hub.client(mode=mode) if mode == "legacy" else tasks_host(hub.server)
     async with host:
         task = await start(host, "hermes_agent_run", {"task": f"take your time ({mode})"})
         working = await until(lambda: send(host, "tasks/get", taskId=task["taskId"]), 60)
@@ -145,7 +145,7 @@ async def _says(host: Client, task_id: str, words: str) -> bool:
 
 
 async def test_a_task_past_the_ttl_its_host_asked_for_is_gone(hub):
-    async with Client(hub.server, mode="legacy") as host:
+    async with hub.client(mode="legacy") as host:
         task = await start(host, "toy_echo", {"text": "brief"}, ttl=300)
         await send(host, "tasks/result", taskId=task["taskId"])
 

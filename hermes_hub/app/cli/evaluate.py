@@ -86,8 +86,6 @@ def overridden(cfg: HubConfig, model: str | None, base_url: str | None) -> HubCo
 
 async def _evaluate(config: str, path: str | None, profile: str | None, model: str | None, base_url: str | None,
                     user: str | None) -> Report:
-    from mcp import Client
-
     from hermes_hub.infra.call import Identity
     from hermes_hub.infra.config import load_config
     from hermes_hub.services.evaluation import CaseSet, Evaluator, load_cases
@@ -111,7 +109,7 @@ async def _evaluate(config: str, path: str | None, profile: str | None, model: s
                                "`hermes-hub eval add RUN_ID` (`hermes-hub traces` lists your runs)")
             cases = parse_cases({"description": "your runs rated down", "cases": mine}, "your evaluation set")
         evaluator = Evaluator(profile, prefix=f"{cfg.hub.prefix}{cfg.hub.separator}" if cfg.hub.prefix else "")
-        async with Client(hub.server, mode="legacy", elicitation_callback=evaluator.elicitation) as host:
+        async with hub.client(mode="legacy", elicitation_callback=evaluator.elicitation) as host:
             return await evaluator.run(host, cases)
 
 

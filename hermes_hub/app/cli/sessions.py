@@ -30,15 +30,13 @@ async def _host(config: str, url: str | None) -> AsyncIterator[Any]:
         async with connect(target) as (client, _):
             yield client
         return
-    from mcp import Client
-
     from hermes_hub.app.hub import Hub
     from hermes_hub.infra.config import load_config
 
     cfg = load_config(config)
     hub = Hub(cfg.model_copy(update={"mcp_servers": {}}), config_path=config)  # sessions need no server
     hub.fires = False  # a one-off command runs no schedules
-    async with hub, Client(hub.server) as client:
+    async with hub, hub.client() as client:  # acting as the local user
         yield client
 
 

@@ -97,7 +97,7 @@ async def connect(target: Target) -> AsyncIterator[tuple[Client, Hub | None]]:
         async with hub:
             longest = max((s.startup_timeout for s in hub.config.enabled().values()), default=0)
             await hub.wait_settled(longest + 1)
-            async with Client(hub.server) as client:
+            async with hub.client() as client:  # acting as the local user
                 yield client, hub
 
 

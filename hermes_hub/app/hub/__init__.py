@@ -2,7 +2,7 @@
 
     async with Hub.from_file("hub.json") as hub:   # what `hermes-hub serve` runs: reloads on change
         await hub.wait_settled(30)
-        async with Client(hub.server) as host: ...
+        async with hub.client() as host: ...  # an in-process MCP host, acting as the local user
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from hermes_hub.core.builtins.docs_tools import docs_items
 from hermes_hub.core.builtins.memory_tools import memory_items
 from hermes_hub.core.builtins.time_tools import time_items
 from hermes_hub.core.builtins.session_tools import session_items
-from hermes_hub.infra.call import Identity
+from hermes_hub.infra.call import Identity, acting_as, named_caller
 from hermes_hub.infra.config import HubConfig, load_config
 from hermes_hub.downstream import Pool
 from hermes_hub.downstream.grants import Grants
@@ -163,6 +163,17 @@ class Hub(Parts, Reports):
         )
         return Endpoint(toolset, view, server, announcer)
 
+    @asynccontextmanager
+    async def client(self, toolset: str | None = None, *, caller: Identity | None = None,
+                     **options: Any) -> AsyncIterator[Any]:
+        """An in-process MCP ``Client`` of ``toolset``'s endpoint, acting as ``caller`` (default: the local user;
+        the CLI's in-process commands). ``options`` go to ``mcp.Client`` (``mode``, callbacks)."""
+        from mcp import Client
+
+        with acting_as(caller or self.local):
+            async with Client(self.endpoint(toolset).server, **options) as client:
+                yield client
+
     def endpoint(self, toolset: str | None) -> Endpoint:
         """The endpoint of ``toolset`` (None: the whole catalog); ``HubError`` names the toolsets there are."""
         if toolset not in self.endpoints:
@@ -189,14 +200,20 @@ class Hub(Parts, Reports):
         return None if settings.provider is None else self.services.model_for(settings)
 
     def identify(self, ctx: Any) -> Identity:
-        """The caller of a request: over HTTP who the auth middleware found, on stdio the local user.
+        """The caller of a request: over HTTP who the auth middleware found; on a transport without callers
+        (stdio, in-process) the one its entry named with ``acting_as`` (``serve --stdio``, the CLI: the
+        local user).
 
-        An HTTP request that reached a handler without a caller (a route outside the middleware) is
-        refused, never served as the local admin.
+        Either way a request without a caller is refused, never served as the local admin: an HTTP request
+        that reached a handler outside the middleware, or an in-process client nobody named.
         """
         request = getattr(ctx, "request", None)
         if request is None:
-            return self.local
+            named = named_caller()
+            if named is None:
+                raise HubError("this request names no caller: a transport without callers of its own (stdio, "
+                               "in-process) must name one with acting_as(identity)")
+            return named
         found = request.scope.get("state", {}).get(IDENTITY_KEY)
         if found is None:
             raise HubError("this HTTP request carries no caller identity; it must pass the hub's authentication")
@@ -368,7 +385,7 @@ class Hub(Parts, Reports):
         for a stop that cannot wait for the orderly exit of ``async with hub``."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
             if self._services is not None:
-                await self.audit_writer.flush()
+                await self.audit_writer.close(timeout / 2)
             await self.pool.stop_all()
 
     async def wait_settled(self, timeout: float) -> bool:

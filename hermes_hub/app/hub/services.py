@@ -81,8 +81,8 @@ async def _close(provider: Provider) -> None:
 
 
 async def _last_rows(writer: audit.AuditWriter) -> None:
-    with anyio.CancelScope(shield=True):  # flush() bounds its own write
-        await writer.flush()
+    with anyio.CancelScope(shield=True):  # close() bounds its own write
+        await writer.close()
 
 
 @asynccontextmanager

@@ -21,6 +21,7 @@ import anyio
 import mcp.types as types
 from mcp.shared.message import SessionMessage
 
+from hermes_hub.infra.call import acting_as
 from hermes_hub.infra.sdk import stdio_streams
 from hermes_hub.protocol.upstream.call_lane import call_lane
 from hermes_hub.protocol.upstream.rejection import misread_request, reject, screen, too_long
@@ -74,11 +75,13 @@ async def serve_stdio(hub: Hub, toolset: str | None = None) -> int:
                     def read_line(line: bytes | None) -> tuple[SessionMessage | None, bytes | None]:
                         return _read(line, lanes[0].take_line if lanes else None)
 
-                    async with stdio_streams(read_line, MAX_LINE) as (read, write, write_line), \
-                            call_lane(hub, read, write, endpoint, write_line) as lane:
-                        lanes.append(lane)
-                        wire.append(read)
-                        await endpoint.server.run(lane, write, endpoint.server.create_initialization_options())
+                    # stdio carries no caller: the host that spawned the hub acts as the local user
+                    with acting_as(hub.local):
+                        async with stdio_streams(read_line, MAX_LINE) as (read, write, write_line), \
+                                call_lane(hub, read, write, endpoint, write_line) as lane:
+                            lanes.append(lane)
+                            wire.append(read)
+                            await endpoint.server.run(lane, write, endpoint.server.create_initialization_options())
             finally:
                 done.set()
             tg.cancel_scope.cancel()  # stdin closed, or a signal ended the stream

@@ -62,7 +62,10 @@ def hub_metrics(hub: Hub) -> Iterable[Metric]:
                                       labels=["outcome"])
     for outcome, count in sorted((hub.scheduling.scheduler.stats if hub.scheduling.scheduler else {}).items()):
         occurrences.add_metric([outcome], float(count))
-    return [states, restarts, drops, published, approvals, runs, occurrences]
+    lost = CounterMetricFamily("hermes_audit_rows_dropped", "Audit rows lost (a full queue, or the store refusing "
+                               "them at stop); each is logged")
+    lost.add_metric([], float(hub.audit_writer.dropped if hub.started else 0))
+    return [states, restarts, drops, published, approvals, runs, occurrences, lost]
 
 
 async def queue_depths(hub: Hub) -> GaugeMetricFamily:

@@ -154,6 +154,19 @@ def _protocol_error(e: HubError) -> MCPError:
     return MCPError(code, str(e))
 
 
+def _refusing(identify: Callable[[Ctx], Identity]) -> Callable[[Ctx], Identity]:
+    """``identify``, its refusal of a request without a caller an MCP error with its message, the same
+    on every path that names a caller (handlers, middleware, tasks, both eras)."""
+
+    def named(ctx: Ctx) -> Identity:
+        try:
+            return identify(ctx)
+        except HubError as e:
+            raise MCPError(types.INVALID_REQUEST, str(e)) from e
+
+    return named
+
+
 class ListingMemo:
     """Server middleware: each list result as the SDK put it on the wire, kept per (method,
     protocol version, caller's role) until the catalog changes. A listing of 1,000 tools costs
@@ -298,6 +311,7 @@ def build_server(catalog: Surface, announcer: Announcer, *, name: str, version: 
     ``tasks``: where calls hosts ask to run as tasks are held (``task_protocol.py``); None: no tasks.
     ``first_list``: holds a host's first tools/list while the servers start (``first_list.py``)."""
 
+    identify = _refusing(identify)
     h = _Handlers(catalog, identify, tasks)
     handlers = {
         "on_list_tools": h.list_tools, "on_call_tool": h.call_tool, "on_list_resources": h.list_resources,

@@ -2,7 +2,7 @@
 its history and memories, its questions answered from the case, its result checked.
 
     evaluator = Evaluator(profile=None)
-    async with Client(hub.server, mode="legacy", elicitation_callback=evaluator.elicitation) as host:
+    async with hub.client(mode="legacy", elicitation_callback=evaluator.elicitation) as host:
         report = await evaluator.run(host, case_set)
 """
 
