@@ -210,7 +210,7 @@ async def measure(tools: int, rounds: int, blocks: int, out: TextIO, profile_run
             model.width = 3  # three calls a round, run at once (agent.parallel_tools)
             rows.append(await _compare(Loop(hub, model), tools, offered, rounds, blocks, out))
             model.width = 1
-            async with Client(hub.server, mode="legacy") as client:
+            async with hub.client(mode="legacy") as client:
                 rows.append(await _compare(Host(client, model), tools, offered, rounds, blocks, out))
             if profile_runs:
                 await _profile(loop, rounds, profile_runs, out)

@@ -32,7 +32,6 @@ def relevant(hit: Any, doc_ids: dict[str, str], want: dict[str, str]) -> bool:
 
 
 async def measure(quick: bool = False) -> dict[str, Any]:
-    from mcp import Client
 
     from hermes_hub import Hub
     from hermes_hub.infra.config import parse_config
@@ -43,7 +42,7 @@ async def measure(quick: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp}/hub.db"},
                                "docs": {"roots": [str(ROOT / "docs")]}})
-        async with Hub(config) as hub, Client(hub.server) as host:
+        async with Hub(config) as hub, hub.client() as host:
             doc_ids: dict[str, str] = {}
             chunks = 0
             t0 = time.perf_counter()

@@ -27,7 +27,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 async def one(profile: str, model: str | None, base_url: str | None) -> dict[str, Any]:
-    from mcp import Client
 
     from hermes_hub.app.cli.evaluate import overridden
     from hermes_hub.infra.config import load_config
@@ -42,7 +41,7 @@ async def one(profile: str, model: str | None, base_url: str | None) -> dict[str
         async with Hub(cfg, config_path=PROJECT / "evals" / "hub.json") as hub:
             await hub.wait_settled(30)
             evaluator = Evaluator(profile)
-            async with Client(hub.server, mode="legacy", elicitation_callback=evaluator.elicitation) as host:
+            async with hub.client(mode="legacy", elicitation_callback=evaluator.elicitation) as host:
                 report = await evaluator.run(host, cases)
         seconds = time.perf_counter() - started
     return {"profile": profile, "model": model or "scripted", "passed": report.passed, "total": report.total,

@@ -164,7 +164,7 @@ async def quality(data: Path, provenance: bool = True) -> None:
             conv = json.loads(f.read_text())
             config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp}/bench.db"},
                                    "auth": {"local_user": f"locomo-{f.stem}"}})
-            async with Hub(config) as hub, Client(hub.server) as host:
+            async with Hub(config) as hub, hub.client() as host:
                 by_message, by_memory, took = await load(host, conv, provenance)
                 drained = await wait_indexed(host)
                 print(f"{f.name}: {len(by_message)} turns, {len(by_memory)} facts imported in {took:.1f}s; "

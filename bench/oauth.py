@@ -21,7 +21,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
-from mcp import Client
 from mcp.shared.auth import AuthorizationCodeResult
 
 from bench import run_alone
@@ -43,7 +42,7 @@ async def _measure(n: int) -> dict[str, dict[str, float]]:
                 await _sign_in(hub, url)
                 with anyio.fail_after(30):
                     await hub.pool.wait_for(lambda: hub.pool.connections["crm"].ready)
-                async with Client(hub.server) as host:
+                async with hub.client() as host:
                     async def plain() -> None:
                         pass
 

@@ -32,7 +32,6 @@ from typing import Any, TextIO
 
 import anyio
 import mcp.types as types
-from mcp import Client
 
 from hermes_hub.infra.config import parse_config
 from hermes_hub.app.hub import Hub
@@ -148,8 +147,8 @@ async def listing(quick: bool) -> dict[str, Any]:
             with anyio.fail_after(60):
                 await hub.wait_settled(60)
             out: dict[str, Any] = {}
-            for label, ep in (("all", hub.endpoints[None]), ("lazy", hub.endpoints["lazy"])):
-                async with Client(ep.server) as host:
+            for label, toolset in (("all", None), ("lazy", "lazy")):
+                async with hub.client(toolset) as host:
                     tools = (await host.list_tools()).tools
                     samples = []
                     for _ in range(5 if quick else 20):

@@ -63,9 +63,9 @@ async def test_each_endpoint_hears_list_changed_only_for_changes_to_its_own_tool
         with anyio.fail_after(30):
             assert await hub.wait_settled(30)
         ep = hub.endpoints
-        async with Client(ep[None].server, mode="legacy", message_handler=counter(None)) as whole, \
-                Client(ep["cal"].server, mode="legacy", message_handler=counter("cal")) as cal, \
-                Client(ep["jot"].server, mode="legacy", message_handler=counter("jot")) as jot:
+        async with hub.client(None, mode="legacy", message_handler=counter(None)) as whole, \
+                hub.client("cal", mode="legacy", message_handler=counter("cal")) as cal, \
+                hub.client("jot", mode="legacy", message_handler=counter("jot")) as jot:
             with anyio.fail_after(30):
                 await hub.wait_announced()  # the start is announced before we count
                 for host in (whole, cal, jot):
