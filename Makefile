@@ -8,7 +8,7 @@ VENV   := .venv
 BIN    := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: serve serve-stdio test bench check clean
+.PHONY: serve serve-stdio test test-fast bench check clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ check: $(VENV)/.installed
 WORKERS ?= 2
 test: $(VENV)/.installed interop/.installed
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# the tests not marked slow (no served hub, third-party tool, browser or PostgreSQL): about 2 minutes
+test-fast: $(VENV)/.installed interop/.installed
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench

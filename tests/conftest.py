@@ -1,4 +1,23 @@
+from collections import Counter
+from pathlib import Path
+
 import pytest
+
+EXTERNAL = ("interop", "web")  # folders whose tests drive third-party tools (npm, Python venvs) or Chromium
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tiers (docs/testing.md): a test is ``slow`` when marked so, when it lives in a folder of
+    third-party tools or the browser, or when it needs PostgreSQL; ``make test-fast`` runs the rest.
+    Files with the most slow tests are collected first, so the workers (a file each) start on the long files and
+    the short ones fill the end, instead of one worker finishing a long file alone."""
+    here = Path(__file__).parent
+    for item in items:
+        folder = Path(item.path).relative_to(here).parts[0]
+        if folder in EXTERNAL or "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+    slow_in: Counter[Path] = Counter(item.path for item in items if item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: -slow_in[item.path])  # stable: each file's tests stay together, in order
 
 
 @pytest.fixture

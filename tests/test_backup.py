@@ -54,6 +54,7 @@ async def recall(host: Client, query: str) -> list[str]:
     return [item["text"] for item in found.structured_content["items"]]
 
 
+@pytest.mark.slow
 async def test_a_backup_taken_while_serving_restores_memories_and_secrets(tmp_path, monkeypatch):
     monkeypatch.delenv("HERMES_SECRET_KEY", raising=False)
     store, key = tmp_path / "data" / "hub.db", tmp_path / "data" / "secret.key"
@@ -103,6 +104,7 @@ async def test_a_backup_taken_while_serving_restores_memories_and_secrets(tmp_pa
         assert await vault.get("alice", SECRET_KIND, "GITHUB_TOKEN") == TOKEN
 
 
+@pytest.mark.slow
 async def test_restore_keeps_the_store_it_replaces_and_refuses_what_is_no_backup(tmp_path, monkeypatch):
     monkeypatch.delenv("HERMES_SECRET_KEY", raising=False)
     (tmp_path / "hub.json").write_text(json.dumps(config(tmp_path)))

@@ -70,6 +70,7 @@ async def test_the_session_tools_act_for_the_caller_in_the_context():
         assert theirs.structured_content["sessions"] == []
 
 
+@pytest.mark.slow
 async def test_a_callers_deadline_cancels_a_slow_downstream_call_and_says_so():
     async with Hub(parse_config({"mcpServers": {"toy": toy(timeout=30)}})) as hub:
         assert await hub.wait_settled(30)
@@ -80,6 +81,7 @@ async def test_a_callers_deadline_cancels_a_slow_downstream_call_and_says_so():
         assert "server 'toy': tool 'sleep' was cancelled: its caller's deadline passed" in result.content[0].text
 
 
+@pytest.mark.slow
 async def test_two_hosts_calling_at_once_each_get_their_own_downstream_elicitation(tmp_path):
     port = free_port()
     log = tmp_path / "toy.log"
@@ -117,6 +119,7 @@ async def test_two_hosts_calling_at_once_each_get_their_own_downstream_elicitati
     assert results == {"a": "accept: True", "b": "accept: False"}
 
 
+@pytest.mark.slow
 async def test_a_restart_while_a_bridged_call_waits_for_the_host_ends_it_with_a_clear_error():
     async with Hub(parse_config({"mcpServers": {"toy": toy(mode="legacy")}})) as hub:
         assert await hub.wait_settled(30)
@@ -140,6 +143,7 @@ async def test_a_restart_while_a_bridged_call_waits_for_the_host_ends_it_with_a_
     assert text.endswith("the call was cancelled, call the tool again")
 
 
+@pytest.mark.slow
 async def test_a_stdio_hub_stopped_by_sigterm_writes_the_audit_rows_of_its_last_calls(tmp_path):
     cfg = tmp_path / "hub.json"
     db = tmp_path / "hub.db"

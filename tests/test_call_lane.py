@@ -34,6 +34,7 @@ async def answers(host: Client) -> dict:
             "bad": (bad.is_error, bad.content[0].text), "unknown": (unknown.value.code, unknown.value.message)}
 
 
+@pytest.mark.slow
 async def test_a_2026_host_gets_over_stdio_what_a_handshake_host_gets(tmp_path):
     with anyio.fail_after(60):
         async with Client(stdio_hub(tmp_path, "modern")) as modern, \
@@ -49,6 +50,7 @@ async def test_a_2026_host_gets_over_stdio_what_a_handshake_host_gets(tmp_path):
     assert "unknown tool 'toy_nope'" in got["unknown"][1]
 
 
+@pytest.mark.slow
 async def test_a_call_the_2026_host_cancels_over_stdio_is_cancelled_and_audited(tmp_path):
     with anyio.fail_after(60):
         async with Client(stdio_hub(tmp_path)) as host:

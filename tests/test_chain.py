@@ -21,6 +21,7 @@ def stdio_hub(config: dict[str, Any], path) -> dict[str, Any]:
     return support.stdio_hub(config, path, mode="legacy")
 
 
+@pytest.mark.slow
 async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pass_through(tmp_path):
     inner = stdio_hub({"mcpServers": {"toy": toy(mode="legacy")}}, tmp_path / "c.json")  # toy pushes elicitation
     middle = stdio_hub({"mcpServers": {"c": inner}}, tmp_path / "b.json")

@@ -21,7 +21,7 @@ from mcp import Client, MCPError
 
 from tests.support import served_hub, toy, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 CLIENTS = 8
 KILLS = 3

@@ -509,6 +509,7 @@ def test_url_with_nothing_listening_exits_1_naming_the_url_and_what_to_start():
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_url_talks_to_a_running_hub_and_servers_uses_its_status_tool(tmp_path, data):
     async with served_hub({"mcpServers": {"notes": demo("notes", data)}}, tmp_path) as url:
         servers = await invoke_from_async("servers", "--url", url)
@@ -531,6 +532,7 @@ async def test_url_talks_to_a_running_hub_and_servers_uses_its_status_tool(tmp_p
 # -- a real process ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_installed_module_uses_hub_json_in_the_current_directory_and_logs_a_failed_server(tmp_path, data):
     write_config(tmp_path / "hub.json", {"notes": demo("notes", data),
                                          "ghost": {"command": "no-such-mcp-server-binary"}})

@@ -13,7 +13,7 @@ from mcp import Client
 
 from tests.support import free_port, process, wait_http
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_every_acknowledged_append_survives_a_sigkill_of_the_hub(tmp_path):

@@ -28,6 +28,7 @@ async def tools_called(data_dir: str) -> list[str]:
         return [r.tool for r in await audit.query(store, "t", admin=True)]
 
 
+@pytest.mark.slow
 async def test_hubs_spawned_with_a_cut_down_environment_leave_home_untouched(tmp_path, monkeypatch):
     # As the reporter ran it: HOME elsewhere, the data dir derived from it.
     home = tmp_path / "home"

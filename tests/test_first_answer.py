@@ -24,7 +24,7 @@ from anyio.abc import Process
 
 from tests.support import BUILTIN_TOOLS, PROJECT, hub_env, toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 # reads its stdin without ever answering: never READY, and gone once the hub closes that stdin
 NEVER_STARTS = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.buffer.read()"]}

@@ -15,7 +15,7 @@ from anyio.abc import SocketStream
 from tests.support import free_port, serve_process, toy, until
 from tests.web.pages import TOKENS, base_url, hub_config
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("tokens", [False, True])

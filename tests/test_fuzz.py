@@ -25,6 +25,7 @@ PER_SEED = 50  # the first five of each seed are the rare kinds: a 10 MB string,
 
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.slow
 async def test_the_hub_answers_every_malformed_message_correctly_and_survives_with_bounded_memory(
     transport, era, tmp_path
 ):
@@ -99,6 +100,7 @@ def test_a_message_nested_deeper_than_the_limit_is_refused_with_its_id():
     assert screen(brackets_in_strings) is None
 
 
+@pytest.mark.slow
 async def test_a_second_request_reusing_an_id_in_flight_in_a_session_is_refused_and_the_first_still_answers(tmp_path):
     """The SDK would route both answers to one stream, leaving the first caller waiting forever."""
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",

@@ -147,6 +147,7 @@ def test_the_location_follows_the_os_and_an_environment_variable_overrides_it(tm
     assert HOSTS["cursor"].path({**env, "HERMES_CURSOR_CONFIG": str(tmp_path / "c.json")}) == tmp_path / "c.json"
 
 
+@pytest.mark.slow
 async def test_the_installed_entry_starts_the_hub_over_stdio(home):
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client

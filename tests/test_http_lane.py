@@ -42,6 +42,7 @@ def raw_call(name: str, arguments: dict, request_id: int = 1) -> tuple[dict, dic
     return body, headers
 
 
+@pytest.mark.slow
 async def test_a_2026_host_gets_over_http_what_a_handshake_host_gets(served):
     with anyio.fail_after(60):
         async with Client(streamable_http_client(served.url)) as modern, \
@@ -110,6 +111,7 @@ async def test_a_call_the_host_walks_away_from_is_cancelled_and_audited(served):
     assert [(r["outcome"], r["error"]) for r in rows] == [("error", "cancelled")]
 
 
+@pytest.mark.slow
 async def test_a_call_past_15_seconds_is_kept_open_with_sse_pings_and_answered_on_the_stream(served):
     body, headers = raw_call("toy_sleep", {"seconds": 16}, request_id=42)
     with anyio.fail_after(60):
@@ -124,6 +126,7 @@ async def test_a_call_past_15_seconds_is_kept_open_with_sse_pings_and_answered_o
     assert answer["id"] == 42 and not answer["result"].get("isError")
 
 
+@pytest.mark.slow
 async def test_a_limit_with_http_429_answers_a_2026_http_host_429_with_retry_after(tmp_path):
     rules = [{"name": "tight", "tools": ["toy_echo"], "calls_per_minute": 1, "http_429": True},
              {"name": "soft", "tools": ["toy_add"], "calls_per_minute": 1}]

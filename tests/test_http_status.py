@@ -59,6 +59,7 @@ async def timed(host: Client, tool: str, args: dict[str, Any]) -> tuple[float, A
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.slow
 async def test_a_read_only_call_refused_with_429_is_retried_after_the_servers_retry_after_and_succeeds(
     tmp_path, mode
 ):
@@ -71,6 +72,7 @@ async def test_a_read_only_call_refused_with_429_is_retried_after_the_servers_re
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
+@pytest.mark.slow
 async def test_a_read_only_call_refused_by_a_busy_server_or_its_proxy_is_retried_and_succeeds(tmp_path, status):
     async with busy_server(tmp_path, status, "--times", "1") as (host, base):
         took, result = await timed(host, "busy_lookup", {"key": "k"})
@@ -96,6 +98,7 @@ async def test_a_call_that_is_not_safe_to_repeat_is_not_retried_and_the_error_sa
     assert again.content[0].text == "appended y"
 
 
+@pytest.mark.slow
 async def test_a_tool_listed_as_retryable_is_retried_and_its_servers_own_error_text_is_quoted(tmp_path):
     async with busy_server(tmp_path, 502, "--times", "1", "--json-body", retryable=["app*"]) as (host, base):
         _, result = await timed(host, "busy_append", {"line": "x"})
@@ -115,6 +118,7 @@ async def test_a_retry_after_longer_than_the_cap_is_not_waited_for_and_the_error
     assert seen["refused"] == 1 and seen["ran"] == {}
 
 
+@pytest.mark.slow
 async def test_when_every_retry_is_refused_the_error_names_the_status_and_the_attempts(tmp_path):
     async with busy_server(tmp_path, 504, "--times", "5", retries=1) as (host, base):
         _, result = await timed(host, "busy_lookup", {"key": "k"})

@@ -136,6 +136,7 @@ async def test_an_empty_prefix_serves_the_servers_own_names(tmp_path):
     assert result.structured_content == {"events": []}
 
 
+@pytest.mark.slow
 async def test_a_name_collision_keeps_the_first_server_and_reports_the_loser_with_the_fix(tmp_path):
     servers = {"first": toy("--name", "first", prefix=""), "second": toy("--name", "second", prefix="")}
     async with hub_of(servers) as h, h.client() as host:
@@ -171,6 +172,7 @@ async def test_a_server_that_exits_during_startup_reports_its_exit_code_and_last
     assert "fatal: cannot open database (exit 3)" in error
 
 
+@pytest.mark.slow
 async def test_a_slow_server_does_not_block_the_others_and_its_calls_fail_fast_until_ready(tmp_path):
     servers = {"slow": toy("--start-delay", "3"), "notes": demo("notes", tmp_path)}
     changes: list[str] = []

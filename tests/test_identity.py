@@ -14,7 +14,7 @@ from hermes_hub.services.identity import create_token
 from hermes_hub.infra.storage import open_store
 from tests.support import as_user, served_hub, toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 BOB_TOKEN = "bob-static-token-0123456789"
 
 

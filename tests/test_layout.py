@@ -227,6 +227,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return wheel, root / "venv" / "bin"
 
 
+@pytest.mark.slow
 def test_the_wheel_installs_no_top_level_name_but_hermes_hub(installed):
     wheel, _ = installed
     with zipfile.ZipFile(wheel) as z:
@@ -235,6 +236,7 @@ def test_the_wheel_installs_no_top_level_name_but_hermes_hub(installed):
     assert tops == {"hermes_hub"} and top_level in ([], [["hermes_hub"]])
 
 
+@pytest.mark.slow
 def test_an_installed_hub_chats_with_its_demo_servers_outside_the_checkout(installed, tmp_path):
     _, bin_dir = installed
     shutil.copy(PACKAGE.parent / "clients" / "example" / "model.json", tmp_path)
@@ -254,6 +256,7 @@ def test_an_installed_hub_chats_with_its_demo_servers_outside_the_checkout(insta
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_an_installed_hub_inits_a_starter_config_and_serves_its_demo_servers(installed, tmp_path):
     """`hermes-hub init` then `serve`, from the wheel, outside the checkout, with only the system folders on PATH."""
     import httpx2

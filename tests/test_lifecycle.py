@@ -20,7 +20,7 @@ from hermes_hub.infra.storage import open_store
 from tests.agent.vendors import serve_app
 from tests.support import toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 class SlowModel:

@@ -10,7 +10,7 @@ from hermes_hub.services import audit
 from hermes_hub.infra.storage import open_store
 from tests.support import demo, served_hub
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_a_one_megabyte_bad_value_is_quoted_cut_to_the_model_the_log_and_the_audit(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from hermes_hub import Hub
 from tests.support import PROJECT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def hermes(*args: str) -> subprocess.CompletedProcess[str]:

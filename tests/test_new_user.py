@@ -36,6 +36,7 @@ def bare_env(tmp_path: Path) -> dict[str, str]:
 # -- the bundled servers, whatever PATH holds ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_bundled_hub_json_checks_ok_and_its_servers_get_ready_without_the_venv_on_path(tmp_path):
     import subprocess
 
@@ -73,6 +74,7 @@ def test_a_pasted_python_server_still_runs_the_python_on_path(tmp_path):
 # -- check starts each server ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_check_starts_every_server_at_once_and_names_one_that_exits_or_never_shakes_hands(tmp_path):
     quits = "import sys; print('ModuleNotFoundError: no module named mcp', file=sys.stderr); sys.exit(3)"
     path = tmp_path / "hub.json"
@@ -113,6 +115,7 @@ def test_check_no_start_checks_the_file_without_starting_anything(tmp_path):
 # -- a port already taken ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_serve_on_a_taken_port_says_so_in_one_line_naming_port_and_hub_port_and_exits_2(tmp_path):
     import socket
     import subprocess
@@ -133,6 +136,7 @@ def test_serve_on_a_taken_port_says_so_in_one_line_naming_port_and_hub_port_and_
     assert "Errno" not in run.stderr and "serving" not in run.stderr  # nothing claimed to serve first
 
 
+@pytest.mark.slow
 def test_make_serve_passes_port_to_the_hub(tmp_path):
     import socket
     import subprocess
@@ -151,6 +155,7 @@ def test_make_serve_passes_port_to_the_hub(tmp_path):
 # -- the example keeps its data beside itself ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_example_chat_keeps_its_store_and_demo_data_beside_itself_not_in_the_users(tmp_path):
     import subprocess
 

@@ -35,6 +35,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           cwd=PROJECT)
 
 
+@pytest.mark.slow
 async def test_a_server_with_an_unset_variable_is_held_back_and_the_others_serve(tmp_path, monkeypatch):
     monkeypatch.delenv(UNSET, raising=False)
     async with serve_process(config(tmp_path), tmp_path) as served:

@@ -140,6 +140,7 @@ EXAMPLES = console_examples()
 
 
 @pytest.mark.parametrize("session", [s for _, s in EXAMPLES], ids=[i for i, _ in EXAMPLES])
+@pytest.mark.slow
 def test_console_example_prints_what_the_page_shows(session, tmp_path: Path):
     """The commands of a block run in order on one fresh data folder, as someone typing them would."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",

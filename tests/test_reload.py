@@ -33,6 +33,7 @@ def alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 async def test_a_changed_file_restarts_only_changed_servers_and_hosts_hear_list_changed(tmp_path):
     cfg = tmp_path / "hub.json"
     write(cfg, {"keep": toy("--name", "keep"), "change": toy("--name", "old"), "drop": toy()})
@@ -87,6 +88,7 @@ async def tool_names(host: Client) -> set[str]:
     return {t.name for t in (await host.list_tools()).tools}
 
 
+@pytest.mark.slow
 async def test_the_shipped_serve_command_reloads_when_hub_json_changes(tmp_path):
     async with serve_process({"mcpServers": {"one": toy("--name", "one")}}, tmp_path) as served:
         async with Client(served.url) as host:
@@ -100,6 +102,7 @@ async def test_the_shipped_serve_command_reloads_when_hub_json_changes(tmp_path)
 
 
 @pytest.mark.parametrize("stdio", [False, True], ids=["http", "stdio"])
+@pytest.mark.slow
 async def test_sighup_reloads_a_serving_hub_instead_of_stopping_it(tmp_path, stdio):
     cfg = tmp_path / "hub.json"
     write(cfg, {"one": toy("--name", "one")})

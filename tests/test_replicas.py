@@ -17,7 +17,7 @@ import pytest
 from tests.postgres import new_database
 from tests.support import PROJECT, Served, as_user, serve_process, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 HANDSHAKE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "replica-test", "version": "1"}}}
 ACCEPT = {"Accept": "application/json, text/event-stream"}

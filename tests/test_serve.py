@@ -29,6 +29,7 @@ ERAS = ["auto", "legacy"]
 
 
 @pytest.mark.parametrize("mode", ERAS)
+@pytest.mark.slow
 async def test_the_hub_serves_its_catalog_over_stdio_to_a_host_process(tmp_path, mode):
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {"notes": demo("notes", tmp_path)}}))
@@ -44,6 +45,7 @@ async def test_the_hub_serves_its_catalog_over_stdio_to_a_host_process(tmp_path,
     assert protocol == ("2025-11-25" if mode == "legacy" else "2026-07-28")
 
 
+@pytest.mark.slow
 async def test_readyz_is_503_until_every_server_has_settled_then_lists_their_states(tmp_path):
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {"slow": toy("--start-delay", "2"),
@@ -64,6 +66,7 @@ async def test_readyz_is_503_until_every_server_has_settled_then_lists_their_sta
 
 
 @pytest.mark.parametrize("mode", ERAS)
+@pytest.mark.slow
 async def test_the_hub_serves_over_http_with_a_downstream_that_is_itself_served_over_http(tmp_path, mode):
     port = free_port()
     log = tmp_path / "notes.log"
@@ -95,6 +98,7 @@ async def test_serve_refuses_a_non_loopback_address_and_says_why(tmp_path):
     assert "refusing to listen on 0.0.0.0" in log.read_text()
 
 
+@pytest.mark.slow
 async def test_a_hub_is_a_valid_downstream_of_another_hub_and_names_accumulate_prefixes(tmp_path):
     inner = stdio_hub({"mcpServers": {"notes": demo("notes", tmp_path)}}, tmp_path / "inner.json")
     async with served_hub({"mcpServers": {"home": inner}}, tmp_path) as url:

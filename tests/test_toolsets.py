@@ -47,6 +47,7 @@ def test_check_prints_the_toolset_errors_and_exits_2(tmp_path):
     assert "toolsets.work.servers[0]" in result.output and "no server 'git'" in result.output
 
 
+@pytest.mark.slow
 async def test_each_endpoint_hears_list_changed_only_for_changes_to_its_own_tools(tmp_path):
     servers = {m: demo(m, tmp_path) for m in ("calendar", "notes")}
     toolsets = {"cal": {"servers": ["calendar"]}, "jot": {"servers": ["notes"]}}

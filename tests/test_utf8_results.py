@@ -8,7 +8,7 @@ import pytest
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TITLE = "请帮我订一张去上海的票"
 
 

@@ -75,6 +75,7 @@ async def test_a_run_calls_a_tool_through_the_catalog_and_answers_and_the_sessio
     assert len(audit["calls"]) == 1  # the agent's tool call is audited like a host's
 
 
+@pytest.mark.slow
 async def test_three_identical_results_stop_the_run_and_the_round_limit_stops_it_before(tmp_path):
     async with Hub.from_file(write_hub(tmp_path)) as hub, hub.client() as host:
         assert await hub.wait_settled(30)
@@ -106,6 +107,7 @@ async def test_a_tool_the_caller_may_not_use_is_never_offered_nor_called_for_the
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # pushed elicitation, or input-required rounds
 @pytest.mark.parametrize("allow, answer, stop", [(True, "Done: deleted.", "answered"),
                                                   (False, "OK, I left it alone.", "declined")])
+@pytest.mark.slow
 async def test_a_tool_that_needs_confirmation_runs_only_after_the_person_says_yes(tmp_path, allow, answer, stop, mode):
     asked: list[str] = []
 
@@ -224,6 +226,7 @@ async def test_each_run_leaves_a_trace_its_calls_audit_rows_name_it_and_only_its
     assert eves.structured_content == {"runs": []}
 
 
+@pytest.mark.slow
 async def test_hermes_hub_traces_lists_runs_and_shows_one_round_by_round(tmp_path):
     import subprocess
     import sys

@@ -12,7 +12,7 @@ from mcp import Client
 from hermes_hub import Hub
 from tests.support import demo
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 RULES = [
     {"when": "rem-\\d", "text": "Reminder set."},  # the tool's result (it repeats the task's words)
     {"when": "call the bank", "tool_calls": [{"name": "reminders_send_reminder", "arguments": {

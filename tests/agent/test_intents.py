@@ -107,6 +107,7 @@ async def test_below_the_threshold_the_person_is_asked_which_intent_then_the_mis
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # pushed elicitation, or an input-required round
+@pytest.mark.slow
 async def test_a_missing_required_slot_is_asked_for_with_a_form_and_the_run_goes_on(tmp_path, mode):
     asked: list[dict[str, Any]] = []
 
@@ -125,6 +126,7 @@ async def test_a_missing_required_slot_is_asked_for_with_a_form_and_the_run_goes
 
 
 @pytest.mark.parametrize("fallback", ["ask", "stop"])
+@pytest.mark.slow
 async def test_without_a_host_that_can_ask_the_run_ends_with_needs_input_and_the_question(tmp_path, fallback):
     async with Hub.from_file(write_hub(tmp_path, fallback)) as hub:
         assert await hub.wait_settled(30)
@@ -138,6 +140,7 @@ async def test_without_a_host_that_can_ask_the_run_ends_with_needs_input_and_the
         "needs_input", "I need more to go on: to remind I need time. Tell me and ask again.")
 
 
+@pytest.mark.slow
 async def test_fallback_best_goes_on_with_the_best_guess_and_tells_the_model_what_is_missing(tmp_path):
     async with Hub.from_file(write_hub(tmp_path, "best")) as hub:
         assert await hub.wait_settled(30)

@@ -44,6 +44,7 @@ def cut(v: Vendor, text: str) -> dict:
 
 
 @BOTH
+@pytest.mark.slow
 async def test_runs_send_the_default_temperature_and_max_tokens_and_a_profile_overrides_them(v: Vendor, tmp_path):
     fake = FakeVendor(v.path)
     fake.answer(v.text("Done."), times=10)  # memory extraction asks the same vendor between the runs
@@ -95,6 +96,7 @@ async def test_openai_reasoning_models_get_max_completion_tokens_and_no_temperat
 
 
 @BOTH
+@pytest.mark.slow
 async def test_an_answer_cut_by_the_length_limit_is_continued_once_and_returned_whole(v: Vendor, tmp_path):
     fake = FakeVendor(v.path)
     fake.answer(cut(v, "The first half of a long answer, "))
@@ -109,6 +111,7 @@ async def test_an_answer_cut_by_the_length_limit_is_continued_once_and_returned_
 
 
 @BOTH
+@pytest.mark.slow
 async def test_an_answer_still_cut_after_the_continuation_says_so_with_stop_reason_length(v: Vendor, tmp_path):
     fake = FakeVendor(v.path)
     fake.answer(cut(v, "Part one, "))

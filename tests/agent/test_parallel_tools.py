@@ -58,6 +58,7 @@ def one_after_another(events: list[dict[str, Any]]) -> bool:
     return all(b["started"] >= a["started"] + a["seconds"] - ROUNDING for a, b in zip(events, events[1:]))
 
 
+@pytest.mark.slow
 async def test_calls_allowed_by_parallel_tools_run_at_once_and_the_others_one_by_one(tmp_path):
     async with serve_process(config(tmp_path, parallel_tools=["toy_sleep"]), tmp_path) as served:
         with anyio.fail_after(90):
@@ -71,6 +72,7 @@ async def test_calls_allowed_by_parallel_tools_run_at_once_and_the_others_one_by
     assert mixed["answer"] == "Slept, then echoed."
 
 
+@pytest.mark.slow
 async def test_calls_that_may_change_things_run_one_by_one(tmp_path):
     async with serve_process(config(tmp_path), tmp_path) as served:  # toy's tools carry no readOnlyHint
         with anyio.fail_after(90):
@@ -80,6 +82,7 @@ async def test_calls_that_may_change_things_run_one_by_one(tmp_path):
     assert one_after_another(events)
 
 
+@pytest.mark.slow
 async def test_an_empty_list_or_text_tells_the_model_plainly_that_nothing_was_found(tmp_path):
     async with serve_process(config(tmp_path), tmp_path) as served:
         with anyio.fail_after(90):

@@ -16,7 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import PROJECT, serve_process, toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 RULES = [  # the summary's rule first: its request quotes the conversation
     {"when": "SUMMARY REQUEST", "text": "Key facts:\n- the user asked the echo tool to say hello"},

@@ -23,6 +23,7 @@ RULES = [
 ]
 
 
+@pytest.mark.slow
 async def test_a_run_past_max_concurrent_waits_with_a_message_and_can_be_cancelled_while_waiting(tmp_path):
     (tmp_path / "model.json").write_text(json.dumps(RULES))
     config = {"mcpServers": {"toy": toy()}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},

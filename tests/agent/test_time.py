@@ -61,6 +61,7 @@ async def test_time_resolve_lands_on_the_day_the_person_means_through_a_served_h
     assert several.content[0].text.startswith("[")  # a list when the text names several times
 
 
+@pytest.mark.slow
 async def test_an_unknown_timezone_or_a_text_without_a_time_is_an_error_saying_what_to_write(tmp_path):
     async with serve_process(hub_config(tmp_path), tmp_path) as hub:
         with anyio.fail_after(60):
@@ -82,6 +83,7 @@ def test_an_unknown_agent_timezone_in_hub_json_names_the_key():
     assert "agent.timezone" in str(e.value) and "unknown timezone 'Europe/Berlinn'" in str(e.value)
 
 
+@pytest.mark.slow
 async def test_every_run_tells_the_model_the_date_weekday_time_and_timezone_and_how_to_pass_times(tmp_path):
     fake = FakeVendor(OPENAI.path)
     fake.answer(OPENAI.text("Noted."))

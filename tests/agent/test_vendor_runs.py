@@ -12,7 +12,7 @@ from tests.agent.test_providers import BOTH, KEY, OPENAI, Vendor, base_for
 from tests.agent.vendors import FakeVendor, served
 from tests.support import serve_process, toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def hub_config(v: Vendor, url: str, tmp_path, key: str = KEY) -> dict:

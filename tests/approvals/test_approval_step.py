@@ -113,6 +113,7 @@ async def test_an_answered_round_replayed_with_other_arguments_is_refused_and_no
         ("harmless", "tool_error"), ("harmless", "ok"), ("rm -rf /", "tool_error"), ("harmless", "ok")]
 
 
+@pytest.mark.slow
 async def test_an_unanswered_approval_expires_with_a_result_that_tells_the_model_what_to_do(tmp_path):
     async with Hub.from_file(write_hub(tmp_path, timeout=1)) as hub:
         assert await hub.wait_settled(30)

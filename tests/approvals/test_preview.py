@@ -60,6 +60,7 @@ def host(hub: Hub, user: str, mode: str = "auto", asked: list[str] | None = None
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])  # pushed elicitation; an input-required round (2026-07-28)
+@pytest.mark.slow
 async def test_the_elicitation_shows_every_argument_the_yes_covers_and_where_to_read_the_whole_call(hub, mode):
     asked: list[str] = []
     with anyio.fail_after(60):
@@ -84,6 +85,7 @@ async def test_the_agents_own_confirmation_shows_every_argument_and_is_the_one_q
     assert asked == [f'The assistant wants to call chores_tidy with {CUT}; target: "/home/alice". Allow it?']
 
 
+@pytest.mark.slow
 async def test_the_status_page_and_the_cli_show_every_argument_and_the_whole_call_to_its_caller_or_an_admin(hub):
     base = hub.served.url.removesuffix("/mcp")
     with anyio.fail_after(120):

@@ -24,7 +24,7 @@ from hermes_hub.infra.storage.approvals import ApprovalRecord
 from tests.support import PROJECT, Served, serve_process, toy, until
 from tests.web.pages import browser
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TOKENS = {"alice": "alice-token-0123456789abcdef", "bob": "bob-token-0123456789abcdef",
           "root": "root-token-0123456789abcdef"}
 ROLES = {"alice": "user", "bob": "user", "root": "admin"}

@@ -22,7 +22,7 @@ from hermes_hub.core.aggregation.namespace import Namespace
 from tests.interop.conftest import LOOPBACK_ONLY, MODULES, INTEROP, node, require, run
 from tests.support import PROJECT, free_port, hub_env, process, serve_process, wait_port
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 HOST = INTEROP / "apps-host.mjs"
 APP_MIME = "text/html;profile=mcp-app"
 EXAMPLES: dict[str, tuple[str, list[dict[str, Any]]]] = {  # hub name -> (npm package, calls its view makes)

@@ -190,6 +190,7 @@ async def test_an_agent_run_is_not_offered_an_app_only_tool(tmp_path):
     assert run["tool_calls"][0]["name"] == "weather_refresh" and run["tool_calls"][0]["is_error"]
 
 
+@pytest.mark.slow
 async def test_behind_another_hub_the_ui_the_links_and_the_apps_own_names_still_work(tmp_path):
     inner = stdio_hub({"mcpServers": {"weather": WEATHER}}, tmp_path / "inner.json", mode="legacy")
     async with Hub(parse_config({"mcpServers": {"inner": inner}})) as hub:

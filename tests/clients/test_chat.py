@@ -109,6 +109,7 @@ def session_of(stdout: str) -> str:
     return stop_line(stdout).rsplit("session ", 1)[1].rstrip("]")
 
 
+@pytest.mark.slow
 async def test_one_turn_shows_each_round_the_answer_and_the_stop_reason_and_a_second_turn_stays_in_the_session(
         tmp_path):
     write_hub(tmp_path)
@@ -126,6 +127,7 @@ async def test_one_turn_shows_each_round_the_answer_and_the_stop_reason_and_a_se
     assert said[-1] == ("assistant", "Still here.")
 
 
+@pytest.mark.slow
 async def test_a_session_is_resumed_by_id_and_a_wrong_id_is_a_clear_error(tmp_path):
     write_hub(tmp_path)
     first = chat(tmp_path, "--once", "please say hello through the tool", "--json")
@@ -146,6 +148,7 @@ async def test_a_session_is_resumed_by_id_and_a_wrong_id_is_a_clear_error(tmp_pa
     ("y", "Reminder set for Saturday 18:00.", "answered", ["call mom"]),
     ("n", "OK, I did not set it.", "declined", []),
 ])
+@pytest.mark.slow
 async def test_a_tool_that_needs_confirmation_asks_on_the_terminal_and_runs_only_on_yes(tmp_path, answer, said, stop,
                                                                                        reminders):
     write_hub(tmp_path)
@@ -160,6 +163,7 @@ async def test_a_tool_that_needs_confirmation_asks_on_the_terminal_and_runs_only
     assert [r["content"] for r in stored] == reminders
 
 
+@pytest.mark.slow
 async def test_ctrl_c_cancels_the_run_in_progress_and_the_chat_goes_on_in_the_same_session(tmp_path):
     write_hub(tmp_path)
     async with running_chat(tmp_path) as chat_process:
@@ -179,6 +183,7 @@ async def test_ctrl_c_cancels_the_run_in_progress_and_the_chat_goes_on_in_the_sa
     assert said[-1] == ("assistant", "The tool said hello.")
 
 
+@pytest.mark.slow
 async def test_a_hub_over_http_is_reached_with_a_token_and_refuses_the_chat_without_one(tmp_path):
     config = write_hub(tmp_path)
     config["auth"] = {"tokens": [{"token": "s3cret-chat-token", "user": "ana"}]}
@@ -206,6 +211,7 @@ async def test_a_wrong_url_or_a_missing_config_is_a_clear_error_and_a_failing_ex
                                         "--config PATH, or --url http://HOST:PORT/mcp of a running hub")
 
 
+@pytest.mark.slow
 async def test_an_interactive_chat_keeps_the_hubs_log_in_a_file_it_names_once(tmp_path):
     config = write_hub(tmp_path)
     config["mcpServers"]["broken"] = {"command": str(tmp_path / "no-such-server")}  # the hub warns about it

@@ -36,6 +36,7 @@ def config() -> dict[str, object]:
     return {"mcpServers": {"toy": toy()}, "auth": {"tokens": [{"token": TOKEN, "user": "ana"}]}}
 
 
+@pytest.mark.slow
 async def test_tools_over_url_sends_the_token_from_the_flag_or_the_environment_and_a_401_says_what_to_do(tmp_path):
     async with serve_process(config(), tmp_path) as served:
         flag = await in_thread("tools", "--url", served.url, "--token", TOKEN)
@@ -62,6 +63,7 @@ async def test_tools_over_url_sends_the_token_from_the_flag_or_the_environment_a
     assert TOKEN not in (served.log.read_text() + flag.stderr + env.stderr)
 
 
+@pytest.mark.slow
 async def test_token_create_prints_the_header_for_hosts_and_the_variable_for_the_cli_which_then_works(tmp_path):
     (tmp_path / "hub.json").write_text(json.dumps({"mcpServers": {"toy": toy()}}))
     made = await in_thread("token", "create", "ana", "--config", str(tmp_path / "hub.json"))

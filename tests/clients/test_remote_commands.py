@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import PROJECT, as_user, serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ANA, BOB = "ana-token-0123456789abcdef0123", "bob-token-0123456789abcdef0123"
 FACT = "Ana's sister lives in Porto"
 

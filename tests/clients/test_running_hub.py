@@ -16,7 +16,7 @@ from mcp import Client
 
 from tests.support import PROJECT, demo, serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ADMIN = "alice-admin-token-0123456789abcdef"
 
 

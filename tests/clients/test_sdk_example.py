@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import PROJECT, serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TOKEN = "sdk-example-token-0123456789abcdef"
 
 

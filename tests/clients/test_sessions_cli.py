@@ -33,6 +33,7 @@ async def fill(host) -> str:
     return sid
 
 
+@pytest.mark.slow
 async def test_a_user_lists_searches_and_reads_their_own_sessions_over_url(tmp_path):
     config = {"mcpServers": {}, "auth": {"tokens": [{"token": ANA, "user": "ana"}, {"token": BOB, "user": "bob"}]}}
     async with serve_process(config, tmp_path) as served:

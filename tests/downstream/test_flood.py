@@ -95,6 +95,7 @@ async def test_three_200_mb_stdio_answers_fail_their_calls_while_the_hub_stays_s
     assert_stayed_small(w, peak)
 
 
+@pytest.mark.slow
 async def test_an_endless_stdio_line_fails_its_call_and_the_server_is_restarted(tmp_path):
     async with serve_process(config(flood=flood_stdio()), tmp_path) as served:
         async with as_user(served.url, ROOT) as root, watched(served.url.removesuffix("/mcp"), served.proc.pid) as w:
@@ -107,6 +108,7 @@ async def test_an_endless_stdio_line_fails_its_call_and_the_server_is_restarted(
     assert_stayed_small(w, peak)
 
 
+@pytest.mark.slow
 async def test_200_mb_http_answers_as_json_or_as_one_sse_event_fail_their_calls_and_the_hub_stays_small(tmp_path):
     port = free_port()
     argv = [sys.executable, "-m", "tests.fixtures.flood_http_server", "--port", str(port)]

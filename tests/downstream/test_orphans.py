@@ -14,6 +14,8 @@ import pytest
 
 from tests.support import PROJECT, free_port, toy
 
+pytestmark = pytest.mark.slow
+
 
 def children_of(pid: int) -> set[int]:
     found = set()

@@ -16,6 +16,7 @@ async def test_a_timed_out_call_of_a_tool_not_known_to_be_safe_is_not_repeated()
     assert "attempts" not in result.content[0].text
 
 
+@pytest.mark.slow
 async def test_a_timed_out_call_of_a_tool_the_config_marks_retryable_is_repeated_after_a_back_off():
     elapsed, result, _ = await timed_call({"toy": toy(timeout=0.3, retries=1, retryable=["sle*"])}, "toy_sleep",
                                           {"seconds": 10})

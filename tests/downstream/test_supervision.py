@@ -110,6 +110,7 @@ async def test_a_child_killed_mid_call_fails_the_call_promptly_naming_the_server
     assert again.content[0].text == "again"
 
 
+@pytest.mark.slow
 async def test_a_child_that_exits_during_startup_every_time_ends_in_crash_loop_with_status_explaining_it():
     cfg = toy("--exit-after-start", "3", backoff_initial=0.05, backoff_max=0.3, crash_loop_after=3)
     async with hub_of({"broken": cfg}) as h, h.client() as host:
@@ -139,6 +140,7 @@ async def test_a_server_whose_command_or_cwd_is_missing_stays_failed_without_ret
 
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+@pytest.mark.slow
 async def test_a_child_that_stops_answering_is_marked_degraded_by_health_checks_and_restarted(mode, caplog):
     caplog.set_level(logging.WARNING, logger="hermes_hub")
     seen: list[str] = []
@@ -160,6 +162,7 @@ async def test_a_child_that_stops_answering_is_marked_degraded_by_health_checks_
     assert conn.last_exit_code == -signal.SIGTERM  # stopped at once: no stdin grace for a hung child
 
 
+@pytest.mark.slow
 async def test_a_child_flooding_stderr_does_not_block_the_hub():
     servers = {"noisy": toy("--flood-stderr", **FAST), "quiet": toy(**FAST)}
     async with hub_of(servers) as h, h.client() as host:
@@ -178,6 +181,7 @@ async def test_a_child_flooding_stderr_does_not_block_the_hub():
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.slow
 async def test_an_http_server_stopped_and_restarted_on_the_same_port_is_reconnected(tmp_path, mode):
     port = free_port()
     argv = [sys.executable, "-m", "tests.fixtures.toy_server", "--name", "remote", "--http", str(port)]
@@ -203,6 +207,7 @@ async def test_an_http_server_stopped_and_restarted_on_the_same_port_is_reconnec
     assert conn.restarts >= 1
 
 
+@pytest.mark.slow
 async def test_an_http_server_that_stops_answering_is_degraded_and_reconnected_once_it_answers(tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="hermes_hub")
     port = free_port()

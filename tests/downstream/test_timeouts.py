@@ -35,12 +35,14 @@ async def test_a_call_without_progress_times_out_at_the_idle_timeout_and_the_ser
     assert after.content[0].text == "still serving"
 
 
+@pytest.mark.slow
 async def test_progress_resets_the_idle_timeout_so_a_long_call_that_reports_progress_finishes():
     elapsed, result, _ = await timed_call({"toy": toy(timeout=0.6)}, "toy_tick", {"times": 6, "every": 0.25})
     assert result.content[0].text == "ticked 6 times"
     assert elapsed > 1.2  # twice the idle timeout: only progress kept it alive
 
 
+@pytest.mark.slow
 async def test_the_absolute_cap_ends_a_call_even_while_it_reports_progress():
     elapsed, result, _ = await timed_call({"toy": toy(timeout=0.6, max_timeout=1.2)}, "toy_tick",
                                           {"times": 40, "every": 0.1})
@@ -54,6 +56,7 @@ async def test_a_per_tool_timeout_overrides_the_servers():
     assert result.is_error and elapsed < 3 and "no progress for 0.3s" in result.content[0].text
 
 
+@pytest.mark.slow
 async def test_the_idle_timeout_does_not_run_while_a_person_answers_an_elicitation():
     import mcp.types as types
 

@@ -9,10 +9,13 @@ import os
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from hermes_hub.app.cli import main
 from tests.support import PROJECT
+
+pytestmark = pytest.mark.slow
 
 SET = PROJECT / "evals" / "scenarios.json"
 HUB = PROJECT / "evals" / "hub.json"

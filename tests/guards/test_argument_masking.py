@@ -15,7 +15,7 @@ import pytest
 from tests.guards import records_server as records
 from tests.support import PROJECT, as_user, serve_process, until_listed
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ALICE = "alice-token-0123456789"
 SENT = {"phone": records.PHONE, "id_number": records.CN_ID, "email": records.EMAIL, "order": "ORDER-77"}

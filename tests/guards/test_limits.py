@@ -44,6 +44,7 @@ def text(result: Any) -> str:
     return result.content[0].text
 
 
+@pytest.mark.slow
 async def test_each_limit_refuses_naming_itself_and_its_reset_and_resets_on_the_clock(tmp_path):
     (tmp_path / "model.json").write_text(json.dumps(RULES))
     config = parse_config({"mcpServers": {"records": RECORDS}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
@@ -114,6 +115,7 @@ async def test_a_counter_takes_within_its_limit_gives_back_and_expires_and_origi
     assert owners == ["ann"] and kept == 0 and gone == 1  # masked originals go after guards.mask.keep_hours
 
 
+@pytest.mark.slow
 async def test_two_replicas_on_one_postgresql_share_a_limit(pg_server, tmp_path):
     config = {"mcpServers": {"records": RECORDS}, "storage": {"url": await new_database(pg_server)},
               "memory": {"embedder": "none"}, "auth": {"tokens": [{"token": "ann-token-0123456789ab", "user": "ann"}]},

@@ -16,7 +16,7 @@ import pytest
 from tests.guards import records_server as records
 from tests.support import PROJECT, as_user, serve_process, until_listed
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789ab"
 RULES = [

@@ -116,6 +116,7 @@ def table(target: str, mode: str, direct: dict[str, str], hub: dict[str, str]) -
 
 @pytest.mark.parametrize("mode", ERAS)
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.slow
 async def test_every_conformance_scenario_that_passes_directly_passes_through_the_hub(
         direct, direct_results, target, mode, tmp_path):
     with anyio.fail_after(300):

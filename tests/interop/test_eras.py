@@ -28,6 +28,7 @@ def stdio(argv: list[str], **extra: Any) -> dict[str, Any]:
     return {"command": argv[0], "args": argv[1:], "cwd": str(PROJECT), **extra}
 
 
+@pytest.mark.slow
 async def test_auto_speaks_the_handshake_to_servers_that_accept_it_and_2026_to_servers_that_refuse_it(tmp_path):
     dual_port, modern_port = free_port(), free_port()
     with process([*TOY, "--name", "dual", "--http", str(dual_port)], tmp_path / "dual.log") as dual, \

@@ -61,6 +61,7 @@ async def make_note(url: str, title: str, body: str) -> str:
 
 # -- over streamable HTTP ---------------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_the_inspector_lists_every_servers_tools_under_their_prefixes_over_http(hub_url):
     listed = (await inspector(hub_url, "tools/list")).json["tools"]
     tools = {t["name"]: t for t in listed}
@@ -96,6 +97,7 @@ async def test_an_unknown_tool_is_a_protocol_error_on_which_the_inspector_exits_
     assert "unknown tool 'notes_nope'" in result.err
 
 
+@pytest.mark.slow
 async def test_the_inspector_lists_and_reads_resources_and_templates_by_their_public_uris(hub_url):
     note = await make_note(hub_url, "Resource note", "readable")  # not listed, but readable via the template
     listed, templates, seeded, read, status = await together(
@@ -140,6 +142,7 @@ async def test_the_inspector_sets_the_hubs_log_level(hub_url):
 
 # -- over stdio: the Inspector spawns `python -m hermes_hub serve --stdio` -------------------------
 
+@pytest.mark.slow
 async def test_the_inspector_spawns_the_hub_over_stdio_for_every_method(tmp_path):
     args = hub_stdio_args({"mcpServers": {}}, tmp_path)
     tools, bad, resources, read, templates, prompts, no_prompt = await together(
@@ -164,6 +167,7 @@ async def test_the_inspector_spawns_the_hub_over_stdio_for_every_method(tmp_path
     assert no_prompt.code == 1 and "unknown prompt 'hermes_nothing'" in no_prompt.err
 
 
+@pytest.mark.slow
 async def test_over_stdio_a_one_shot_inspector_reaches_a_downstream_server_on_its_first_request(tmp_path):
     args = hub_stdio_args({"mcpServers": {"notes": demo("notes", tmp_path)}}, tmp_path)
     made = (await inspector(PYTHON, "tools/call", "--tool-name", "notes_create_note",

@@ -49,6 +49,7 @@ async def search(host, query: str, limit: int = 5) -> list[str]:
     return [t["name"] for t in result.structured_content["tools"]]
 
 
+@pytest.mark.slow
 async def test_a_lazy_endpoint_lists_only_the_meta_tools_and_keeps_resources_and_prompts(hub):
     with anyio.fail_after(30):
         async with as_user(hub, ADMIN) as host:
@@ -156,6 +157,7 @@ async def test_a_toolset_endpoint_serves_only_its_servers_over_http(hub):
     assert not created.is_error
 
 
+@pytest.mark.slow
 async def test_a_toolset_is_served_over_stdio_with_serve_toolset(tmp_path):
     cfg = tmp_path / "hub.json"
     cfg.write_text(json.dumps({"mcpServers": {m: demo(m, tmp_path) for m in ("calendar", "notes")},

@@ -20,6 +20,7 @@ async def hub(tmp_path_factory):
         yield url
 
 
+@pytest.mark.slow
 async def test_its_tools_are_listed_under_the_time_prefix_with_their_schemas(hub):
     with anyio.fail_after(30):
         async with Client(hub) as host:

@@ -39,6 +39,7 @@ async def listings(url: str, mode: str = "auto") -> dict[str, Any]:
                     "prompts/list": await host.list_prompts()}
 
 
+@pytest.mark.slow
 async def test_a_servers_hints_pass_through_to_a_2026_host_and_a_handshake_era_host_gets_none(tmp_path):
     async with serve_process(config(tmp_path, slow=hinting("slow", 30_000, "public")), tmp_path) as served:
         modern = await listings(f"{served.url}/slow")
@@ -57,6 +58,7 @@ async def test_a_servers_hints_pass_through_to_a_2026_host_and_a_handshake_era_h
         "slow_forecast", "slow_grow"]  # the same order in both eras
 
 
+@pytest.mark.slow
 async def test_a_merged_list_gets_the_smallest_ttl_and_the_narrowest_scope_of_its_parts(tmp_path):
     servers = {"slow": hinting("slow", 30_000, "public"), "fast": hinting("fast", 4_000, "public"),
                "shy": hinting("shy", 50_000, "private")}
@@ -72,6 +74,7 @@ async def test_a_merged_list_gets_the_smallest_ttl_and_the_narrowest_scope_of_it
     assert [t.name for t in again["tools/list"].tools] == names
 
 
+@pytest.mark.slow
 async def test_a_list_that_depends_on_the_callers_role_is_never_public(tmp_path):
     servers = {"slow": hinting("slow", 30_000, "public", tool_roles={"grow": ["ops"]}),
                "fast": hinting("fast", 30_000, "public", roles=["ops"])}
@@ -85,6 +88,7 @@ async def test_a_list_that_depends_on_the_callers_role_is_never_public(tmp_path)
     assert 0 < whole["tools/list"].ttl_ms <= 30_000  # the hub's own part: hub.cache_ttl_ms (60 s), the smaller wins
 
 
+@pytest.mark.slow
 async def test_a_list_changed_voids_the_hint_at_once_and_the_new_list_gets_a_fresh_one(tmp_path):
     async with serve_process(config(tmp_path, slow=hinting("slow", 30_000, "public")), tmp_path) as served:
         async with Client(f"{served.url}/slow", cache=None) as host, Client(f"{served.url}/slow", mode="legacy",

@@ -37,6 +37,7 @@ def text(result: Any) -> Any:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.slow
 async def test_lazy_mode_lists_the_meta_tools_and_hub_always_and_the_rest_stays_findable_and_callable(tmp_path, mode):
     async with serve_process(config(tmp_path), tmp_path) as served, Client(served.url, mode=mode) as host:
         with anyio.fail_after(30):
@@ -51,6 +52,7 @@ async def test_lazy_mode_lists_the_meta_tools_and_hub_always_and_the_rest_stays_
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.slow
 async def test_a_toolset_gets_the_hubs_own_tools_only_by_naming_hermes_or_a_glob_or_hub_always(tmp_path, mode):
     names: dict[str, list[str]] = {}
     async with serve_process(config(tmp_path), tmp_path) as served:
@@ -96,6 +98,7 @@ async def test_merged_tools_keep_their_old_names_working_with_a_deprecation_note
     assert forgot_old == forgot_new and left["memories"] == []
 
 
+@pytest.mark.slow
 async def test_an_agent_run_named_by_hub_always_in_a_toolset_without_hermes_still_uses_its_tools(tmp_path):
     (tmp_path / "model.json").write_text(json.dumps([
         {"when": "^what is on", "tool_calls": [{"name": "calendar_query",

@@ -136,6 +136,7 @@ async def test_a_relative_time_is_read_against_when_the_message_was_said(hub):
     assert memory["event_time"].startswith("2023-05-01")  # the Monday of the week before 2023-05-10
 
 
+@pytest.mark.slow
 async def test_the_extraction_queue_survives_a_kill_9_and_judges_each_conversation_exactly_once(tmp_path):
     import os
     import signal

@@ -22,6 +22,7 @@ async def pending(host: Client) -> dict[str, int]:
     return status["memory"]["pending"]
 
 
+@pytest.mark.slow
 async def test_indexing_killed_mid_way_resumes_after_a_restart_and_indexes_each_message_once(tmp_path):
     db = tmp_path / "hub.db"
     config = {"mcpServers": {}, "storage": {"url": f"sqlite:///{db}"}}

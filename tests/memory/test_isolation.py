@@ -11,7 +11,7 @@ from mcp import Client
 
 from tests.support import as_user, served_hub, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ANA, BOB, ROOT = "ana-static-token-0123456789", "bob-static-token-0123456789", "root-static-token-0123456789"
 
 

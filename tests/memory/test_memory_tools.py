@@ -73,6 +73,7 @@ async def test_a_superseded_memory_is_left_out_unless_asked_for_and_history_says
         ("added", {"kind": "fact"}), ("superseded", {"superseded_by": new["memory_id"]})]
 
 
+@pytest.mark.slow
 async def test_recall_covers_past_conversations_with_the_full_message_text(hub):
     async with hub.client() as host:
         s = await call(host, "hermes_session_create", {"title": "trip"})

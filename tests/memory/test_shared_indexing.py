@@ -67,6 +67,7 @@ async def test_two_replicas_indexing_at_once_embed_and_index_each_row_exactly_on
     assert counts == (MESSAGES, MESSAGES, MESSAGES) and not any(left.values()) and claims == [(0,)]
 
 
+@pytest.mark.slow
 async def test_a_batch_left_by_a_replica_killed_mid_embedding_is_indexed_after_its_lease(pg_url: str):
     lease = 2.0
     async with open_store(pg_url) as store:

@@ -79,6 +79,7 @@ async def refused(host: Client, tool: str, args: dict[str, Any]) -> str:
     return r.content[0].text
 
 
+@pytest.mark.slow
 async def test_a_constraint_said_early_is_honoured_twenty_messages_later_and_not_remembered_long_term(tmp_path):
     model = Model()
     async with serve_app(model.app()) as url, serve_process(config(url, tmp_path), tmp_path) as hub, \
@@ -105,6 +106,7 @@ async def test_a_constraint_said_early_is_honoured_twenty_messages_later_and_not
     assert "not found" in theirs
 
 
+@pytest.mark.slow
 async def test_notes_are_shown_to_later_runs_edited_by_the_person_and_gone_with_the_session(tmp_path):
     model = Model()
     async with serve_app(model.app()) as url, serve_process(config(url, tmp_path, working_judge=False),

@@ -38,6 +38,7 @@ def test_only_https_or_loopback_http_urls_with_a_path_are_metadata_documents():
     assert not is_metadata_url("3f2a-uuid-like-id")
 
 
+@pytest.mark.slow
 async def test_a_client_named_by_its_metadata_document_signs_in_without_registering(tmp_path):
     base: list[str] = []
     config = hub_config()

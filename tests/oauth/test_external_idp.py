@@ -15,7 +15,7 @@ from tests.oauth.flow import HANDSHAKE, TOKENS, hub_config
 from tests.oauth.idp import TestIdP
 from tests.support import as_user, serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

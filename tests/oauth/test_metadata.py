@@ -14,6 +14,7 @@ from tests.support import serve_process
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow
 async def test_behind_a_proxy_public_url_is_the_issuer_and_starts_every_url_the_metadata_names(tmp_path):
     config = hub_config(hub={"public_url": "https://hub.example"})
     async with serve_process(config, tmp_path) as served, httpx2.AsyncClient(timeout=10) as http:
@@ -37,6 +38,7 @@ async def test_behind_a_proxy_public_url_is_the_issuer_and_starts_every_url_the_
                 in refused.headers["www-authenticate"])
 
 
+@pytest.mark.slow
 async def test_without_public_url_the_metadata_names_the_origin_the_host_used(tmp_path):
     async with serve_process(hub_config(), tmp_path) as served, httpx2.AsyncClient(timeout=10) as http:
         base = served.url.removesuffix("/mcp")

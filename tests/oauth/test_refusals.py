@@ -22,12 +22,14 @@ async def raw(tmp_path):
         yield flow
 
 
+@pytest.mark.slow
 async def test_a_redirect_uri_the_client_did_not_register_is_refused_at_authorize(raw):
     answer = await raw.authorize(redirect_uri="http://127.0.0.1:9/elsewhere")
     assert answer.status_code == 400
     assert "Redirect URI 'http://127.0.0.1:9/elsewhere' not registered for client" in answer.json()["error_description"]
 
 
+@pytest.mark.slow
 async def test_a_resource_that_is_not_an_endpoint_of_this_hub_is_refused_naming_the_endpoints(raw):
     answer = await raw.authorize(resource="https://elsewhere.example/mcp")
     assert answer.status_code == 302  # the client's redirect URI hears of it, as RFC 6749 says
@@ -36,11 +38,13 @@ async def test_a_resource_that_is_not_an_endpoint_of_this_hub_is_refused_naming_
     assert "is+not+an+endpoint+of+this+hub" in location and "%2Fmcp%2Fwork" in location
 
 
+@pytest.mark.slow
 async def test_pkce_plain_is_refused_only_s256_is_accepted(raw):
     answer = await raw.authorize(code_challenge_method="plain")
     assert "error=invalid_request" in answer.headers["location"] and "S256" in answer.headers["location"]
 
 
+@pytest.mark.slow
 async def test_a_missing_pkce_verifier_is_refused(raw):
     answer = await raw.exchange(await raw.code(), code_verifier="")
     assert answer.status_code == 400
@@ -48,16 +52,19 @@ async def test_a_missing_pkce_verifier_is_refused(raw):
                                                   "codes with PKCE (S256)")
 
 
+@pytest.mark.slow
 async def test_a_wrong_pkce_verifier_is_refused(raw):
     answer = await raw.exchange(await raw.code(), code_verifier="x" * 50)
     assert "incorrect PKCE code_verifier" in answer.json()["error_description"]
 
 
+@pytest.mark.slow
 async def test_a_different_redirect_uri_at_the_token_endpoint_is_refused(raw):
     answer = await raw.exchange(await raw.code(), redirect_uri="http://127.0.0.1:9/other")
     assert "redirect_uri differs from the one sent to /authorize" in answer.json()["error_description"]
 
 
+@pytest.mark.slow
 async def test_an_expired_code_is_refused_with_how_long_codes_live(raw):
     code = await raw.code()
     async with open_store() as store:  # the served hub's own database: its code, five minutes on
@@ -68,6 +75,7 @@ async def test_an_expired_code_is_refused_with_how_long_codes_live(raw):
                                                   "the sign-in again from your MCP host")
 
 
+@pytest.mark.slow
 async def test_a_reused_code_is_refused_and_revokes_the_tokens_it_issued(raw):
     code = await raw.code()
     first = await raw.exchange(code)
@@ -80,6 +88,7 @@ async def test_a_reused_code_is_refused_and_revokes_the_tokens_it_issued(raw):
     assert await raw.status(access) == 401
 
 
+@pytest.mark.slow
 async def test_refresh_tokens_rotate_and_a_spent_one_ends_the_sign_in(raw):
     tokens = await raw.tokens()
     renewed = await raw.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
@@ -93,6 +102,7 @@ async def test_refresh_tokens_rotate_and_a_spent_one_ends_the_sign_in(raw):
     assert await raw.status(fresh["access_token"]) == 401
 
 
+@pytest.mark.slow
 async def test_the_revocation_endpoint_ends_the_sign_in(raw):
     tokens = await raw.tokens()
     done = await raw.http.post(f"{raw.base}/revoke", data={"token": tokens["access_token"], "client_id": raw.client_id})
@@ -102,6 +112,7 @@ async def test_the_revocation_endpoint_ends_the_sign_in(raw):
     assert again.status_code == 400
 
 
+@pytest.mark.slow
 async def test_a_wrong_hub_token_on_the_consent_page_is_refused_and_the_request_stays_open(raw):
     asked = await raw.authorize()
     wrong = await raw.consent(asked.headers["location"], token="not-a-token")
@@ -149,6 +160,7 @@ async def test_a_consent_answer_posted_from_another_site_is_refused(raw):
     assert forged.status_code == 403
 
 
+@pytest.mark.slow
 async def test_registrations_from_one_address_are_limited_per_minute(raw):
     answers = [await raw.http.post(f"{raw.base}/register", json={"redirect_uris": [CALLBACK], "client_name": "x"})
                for _ in range(20)]
@@ -157,6 +169,7 @@ async def test_registrations_from_one_address_are_limited_per_minute(raw):
     assert int(answers[-1].headers["retry-after"]) >= 1
 
 
+@pytest.mark.slow
 async def test_an_access_token_past_its_hour_is_refused_and_the_refresh_token_renews_it(raw):
     tokens = await raw.tokens()
     async with open_store() as store:  # the served hub's own database: an hour on

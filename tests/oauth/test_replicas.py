@@ -15,7 +15,7 @@ from tests.oauth.flow import Raw, hub_config
 from tests.postgres import new_database
 from tests.support import PROJECT, serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def cli(config: str, *args: str) -> str:

@@ -10,7 +10,7 @@ from tests.oauth.flow import TOKENS, Consent, Memory, hub_config, sdk_client, si
 from tests.support import as_user, serve_process
 from tests.web.pages import browser
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_the_sdk_client_signs_in_through_the_consent_page_and_acts_as_that_hub_user(tmp_path):

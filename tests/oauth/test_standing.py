@@ -18,7 +18,7 @@ from tests.postgres import new_database
 from tests.standing import CARD, cli, token, tokens_before_start
 from tests.support import Served, as_user, serve_process, toy, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def config(**auth: Any) -> dict[str, Any]:

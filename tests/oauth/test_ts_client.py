@@ -14,7 +14,7 @@ from tests.oauth.flow import CALLBACK, TOKENS, hub_config
 from tests.support import PROJECT, serve_process
 from tests.web.pages import browser
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 MODULES = PROJECT / "interop" / "node_modules"
 SECONDS = 10_000
 

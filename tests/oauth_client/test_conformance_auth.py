@@ -18,6 +18,8 @@ import pytest
 
 from tests.interop.conftest import CONFORMANCE, INTEROP, NODE22, require
 
+pytestmark = pytest.mark.slow
+
 DRIVER = Path(__file__).with_name("conformance_client.py")
 PASSING = [
     "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",

@@ -22,7 +22,7 @@ from hermes_hub.services.vault import Vault, load_hub_key
 from tests.oauth_client.protected import Protected, serving
 from tests.support import PROJECT, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 BROWSER = str(Path(__file__).with_name("browser.py"))
 FIX = "hermes-hub login crm"
 

@@ -20,7 +20,7 @@ import pytest
 from tests.fixtures.account_server import account_of
 from tests.support import PROJECT, as_user, free_port, process, serve_process, until, wait_port
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SECRETS = {"ana": "ana-token-AAAA-1111-zzzz", "bob": "bob-token-BBBB-2222-yyyy", "cy": "cy-token-CCCC-3333-xxxx"}
 

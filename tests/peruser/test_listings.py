@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.peruser.test_accounts import TOKENS, set_secret
 from tests.support import PROJECT, as_user, serve_process, tool_names, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ACME = "acme_payroll___cfo_office"
 ANAS = f"{ACME}@ana-token-AAAA-1111-zzzz"  # her CRM token: the part before @ names her account
 PROBED = {"crm_whoami", "crm_note", "crm_notes"}  # what the server lists without any credentials

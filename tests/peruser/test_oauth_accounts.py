@@ -19,7 +19,7 @@ import pytest
 from tests.oauth_client.protected import Protected, serving
 from tests.support import PROJECT, Served, as_user, serve_process, until
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 BROWSER = str(PROJECT / "tests" / "oauth_client" / "browser.py")
 
 

@@ -42,6 +42,7 @@ def test_a_users_secrets_fill_env_and_headers_and_a_missing_one_leaves_its_heade
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_secret_set_takes_no_value_on_the_command_line_and_refuses_an_empty_one(tmp_path):
     path = tmp_path / "hub.json"
     path.write_text(json.dumps({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path / 'hub.db'}"}}))

@@ -19,7 +19,7 @@ from tests.fixtures.drifting_server import BASE
 from tests.pins.support import change, cli, hub_json, text, write
 from tests.support import serve_process, tool_names, until, until_listed
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 LOOKUP = {"description": "Look up a word.",

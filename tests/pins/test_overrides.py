@@ -22,6 +22,7 @@ OVERRIDES = {
 }
 
 
+@pytest.mark.slow
 async def test_a_served_hub_lists_the_overrides_and_tools_show_puts_the_servers_values_beside_them(tmp_path):
     config = hub_json(tmp_path, overrides=OVERRIDES)
     async with serve_process(config, tmp_path) as served, \
@@ -81,6 +82,7 @@ async def _stored(hub: Hub, n: int) -> bool:
     return len(await hub.store.list_pins("drifty")) == n
 
 
+@pytest.mark.slow
 async def test_check_warns_of_an_override_for_a_tool_the_server_lacks(tmp_path):
     cfg = write(tmp_path / "hub.json", hub_json(tmp_path, overrides={"delet": {"title": "Delete"}}))
     code, out = await cli("check", str(cfg))

@@ -45,13 +45,14 @@ async def test_two_replicas_on_postgres_fire_every_occurrence_exactly_once(pg_se
         assert done == 16 and a.scheduling.scheduler.stats["lost"] + b.scheduling.scheduler.stats["lost"] == 0
 
 
+@pytest.mark.slow
 async def test_a_replica_killed_mid_run_loses_its_lease_and_another_runs_the_occurrence_once(pg_server, tmp_path):
     fake = vendors.FakeVendor("/v1/chat/completions")
     fake.answer(vendors.openai_text("never sent: the replica dies first"), delay=60)
     fake.answer(vendors.openai_text("Stretch now."))
     async with vendors.served(fake) as base:
         config = {"storage": {"url": await new_database(pg_server)}, "memory": {"embedder": "none"},
-                  "auth": {"local_user": "ana"}, "schedules": {"lease": 2, "jitter": 0},
+                  "auth": {"local_user": "ana"}, "schedules": {"lease": 2, "jitter": 0, "retry_backoff": 1},
                   "agent": {"provider": "openai", "model": "qwen-plus", "base_url": base, "api_key": KEY,
                             "max_retries": 0}}
         (tmp_path / "a").mkdir()

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from tests.support import serve_asgi, serve_process, until
 
-pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"), pytest.mark.slow]
 
 
 class Receiver:

@@ -17,7 +17,7 @@ from hermes_hub.infra.storage import open_store
 from tests.standing import CARD, cli, token, tokens_before_start
 from tests.support import as_user, serve_process, toy, until
 
-pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")]
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"), pytest.mark.slow]
 SCRIPT = [{"when": r"^\[scheduled run of", "tool_calls": [{"name": "vault_echo", "arguments": {"text": CARD}}]},
           {"when": CARD, "text": "the vault answered"},
           {"text": "the vault refused"}]

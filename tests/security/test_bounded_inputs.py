@@ -73,6 +73,7 @@ def assert_healthy(w: Watch) -> None:
     assert w.rss_growth_mb < RSS_GROWTH_TARGET_MB, f"RSS grew {w.rss_growth_mb:.0f} MB"
 
 
+@pytest.mark.slow
 async def test_a_tool_search_for_one_huge_word_answers_within_5_s_while_healthz_answers_within_1_s(tmp_path):
     async with serve_process(config(), tmp_path) as served:
         await warm(served.url)
@@ -88,6 +89,7 @@ async def test_a_tool_search_for_one_huge_word_answers_within_5_s_while_healthz_
     assert hits[0] == "toy_echo"
 
 
+@pytest.mark.slow
 async def test_a_reload_adding_million_letter_descriptions_leaves_the_hub_answering_and_sigterm_stops_it(tmp_path):
     notices, changes = anyio.create_memory_object_stream[None](100)
 
@@ -128,6 +130,7 @@ async def test_a_reload_adding_million_letter_descriptions_leaves_the_hub_answer
         assert time.monotonic() - began < 15
 
 
+@pytest.mark.slow
 async def test_hub_status_and_status_json_answer_200_with_a_two_million_letter_description(tmp_path):
     cfg = config(huge=toy("--name", "huge", "--huge-description", "2000000"))
     async with serve_process(cfg, tmp_path) as served:
@@ -229,6 +232,7 @@ async def test_a_20_mb_stdout_message_comes_through_whole_under_a_limit_of_32_mb
     assert [len(line) for line in got] == [20_000_000]  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 async def test_a_schema_pattern_that_backtracks_exponentially_is_matched_in_linear_time(tmp_path):
     servers = {"regex": toy("--name", "regex", "--catastrophic-pattern")}
     async with serve_process(config(**servers), tmp_path) as served:

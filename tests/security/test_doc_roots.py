@@ -73,6 +73,7 @@ async def add(host: Client, url: str) -> Any:
     return ("error", r.content[0].text) if r.is_error else r.structured_content
 
 
+@pytest.mark.slow
 async def test_a_plain_user_cannot_reach_past_a_url_root(tmp_path):
     site = Site()
     async with serve_asgi(site, lifespan="off") as base:

@@ -61,6 +61,7 @@ async def unauthenticated_attempts(served: Served) -> dict[str, httpx2.Response]
         }
 
 
+@pytest.mark.slow
 async def test_revoking_the_last_token_before_any_request_leaves_every_caller_refused(tmp_path):
     config = {"mcpServers": {"toy": toy()}}
     _, token_id = with_token(config, tmp_path, "ops")
@@ -75,6 +76,7 @@ async def test_revoking_the_last_token_before_any_request_leaves_every_caller_re
     assert "none is left" in served.log.read_text() and "hermes-hub token create USER" in served.log.read_text()
 
 
+@pytest.mark.slow
 async def test_revoking_the_last_token_after_it_was_used_refuses_it_and_the_status_page_stays_shut(tmp_path):
     config = {"mcpServers": {"toy": toy()}}
     token, token_id = with_token(config, tmp_path, "ops")
@@ -90,6 +92,7 @@ async def test_revoking_the_last_token_after_it_was_used_refuses_it_and_the_stat
     assert all(r.status_code == 401 for r in tried.values()), {k: r.status_code for k, r in tried.items()}
 
 
+@pytest.mark.slow
 async def test_a_hub_with_auth_required_and_no_token_yet_refuses_everyone_until_one_is_created(tmp_path):
     async with serve_process({"mcpServers": {}, "auth": {"required": True}}, tmp_path) as served:
         with anyio.fail_after(30):
@@ -101,6 +104,7 @@ async def test_a_hub_with_auth_required_and_no_token_yet_refuses_everyone_until_
 
 
 @pytest.mark.parametrize("bind", ["127.0.0.2", "127.0.0.1"])
+@pytest.mark.slow
 async def test_a_loopback_hub_without_tokens_refuses_rebound_names_on_every_path(tmp_path, bind):
     async with serve_process({"mcpServers": {"toy": toy()}}, tmp_path, host=bind) as served:
         port = served.url.rsplit(":", 1)[1].split("/")[0]
@@ -123,6 +127,7 @@ async def test_a_loopback_hub_without_tokens_refuses_rebound_names_on_every_path
     assert from_localhost.status_code == 200  # a local tool's page (an inspector on localhost) still works
 
 
+@pytest.mark.slow
 async def test_names_in_hub_allowed_hosts_are_answered_and_others_still_refused(tmp_path):
     config = {"mcpServers": {}, "hub": {"allowed_hosts": ["hub.example"]}}
     async with serve_process(config, tmp_path) as served:
@@ -146,6 +151,7 @@ async def healthz_latencies(url: str, until: anyio.Event) -> list[float]:
     return seen
 
 
+@pytest.mark.slow
 async def test_four_requests_with_50_mb_headers_get_431_quickly_and_the_hub_stays_responsive(tmp_path):
     import psutil
 
@@ -194,6 +200,7 @@ async def test_a_long_bearer_token_is_refused_unread_and_a_huge_one_gets_431(tmp
     assert answer.startswith(b"HTTP/1.1 431 ")
 
 
+@pytest.mark.slow
 async def test_x_forwarded_for_is_ignored_unless_the_sender_is_a_trusted_proxy(tmp_path):
     alice = "alice-token-0123456789"
     tokens = {"tokens": [{"token": alice, "user": "alice"}]}
@@ -249,6 +256,7 @@ async def test_a_login_form_posted_from_another_site_logs_nobody_in(tmp_path):
     assert "log out" in page.text  # a login can be ended
 
 
+@pytest.mark.slow
 async def test_the_status_page_of_a_hub_without_tokens_shows_no_log_out_link(tmp_path):
     async with serve_process({"mcpServers": {}}, tmp_path) as served:
         with anyio.fail_after(30):

@@ -133,6 +133,7 @@ def config(tmp_path: Path, rules: list[dict] | None = None) -> dict:
     return cfg
 
 
+@pytest.mark.slow
 async def test_a_served_hub_audits_secrets_in_free_text_masked_and_the_tool_gets_them_as_written(tmp_path):
     text = f"key {OPENAI}"
     async with serve_process(config(tmp_path), tmp_path) as served:
@@ -147,6 +148,7 @@ async def test_a_served_hub_audits_secrets_in_free_text_masked_and_the_tool_gets
     assert b"hunter2" not in stored and OPENAI.encode() not in stored
 
 
+@pytest.mark.slow
 async def test_the_agents_tool_calls_are_kept_masked_in_session_history_trace_and_result(tmp_path):
     arguments = {"text": "my password is swordfish", "api_key": ANTHROPIC, "password": "swordfish"}
     rules = [{"when": "store the deploy key", "tool_calls": [{"name": "toy_echo", "arguments": arguments}]},
@@ -185,6 +187,7 @@ async def test_a_hosts_own_tool_calls_appended_to_a_session_are_kept_masked(tmp_
     assert history[0]["tool_calls"][0]["arguments"] == {"token": "***", "note": "use ***"}
 
 
+@pytest.mark.slow
 async def test_the_hubs_oauth_tokens_jwts_stripe_and_google_keys_are_masked_in_audit_traces_and_events(tmp_path):
     said = " ".join(TOKENS30)
     rules = [{"when": "relay the keys", "tool_calls": [{"name": "toy_echo", "arguments": {"text": f"keys {said}"}}]},

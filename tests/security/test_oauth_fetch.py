@@ -76,6 +76,7 @@ def test_loopback_private_link_local_and_mapped_addresses_count_as_inward():
     assert not inward("93.184.216.34") and not inward("2606:4700::1111")
 
 
+@pytest.mark.slow
 async def test_an_anonymous_authorize_cannot_make_the_hub_call_a_loopback_service(tmp_path):
     heard: list[str] = []
     async with serve_asgi(lambda _: recording(heard), lifespan="off") as service, \
@@ -100,6 +101,7 @@ async def test_an_anonymous_authorize_cannot_make_the_hub_call_a_loopback_servic
     assert heard == []
 
 
+@pytest.mark.slow
 async def test_a_document_sent_one_byte_every_two_seconds_is_cut_at_the_deadline(tmp_path):
     slow = Trickle()
     config = hub_config()
@@ -123,6 +125,7 @@ async def test_a_document_sent_one_byte_every_two_seconds_is_cut_at_the_deadline
         tg.cancel_scope.cancel()
 
 
+@pytest.mark.slow
 async def test_five_slow_fetches_at_once_hold_at_most_four_and_the_fifth_is_refused_at_once(tmp_path):
     slow = Trickle()
     config = hub_config()

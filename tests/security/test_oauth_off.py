@@ -13,7 +13,7 @@ from hermes_hub.infra.storage.records import utcnow
 from tests.oauth.flow import CALLBACK, HANDSHAKE, TOKENS, hub_config
 from tests.support import serve_process, toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 METADATA = ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
             "/.well-known/oauth-protected-resource/mcp/work", "/.well-known/oauth-authorization-server",

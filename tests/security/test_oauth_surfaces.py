@@ -26,7 +26,7 @@ from hermes_hub.infra.storage.records import OAuthTokenRecord, utcnow
 from tests.oauth.flow import CALLBACK, TOKENS, Raw, hub_config
 from tests.support import serve_process
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def client(name: str = "Host", uris: list[str] | None = None) -> dict[str, object]:

@@ -62,6 +62,7 @@ def assert_scrubbed(meta: dict[str, Any] | None, where: str) -> None:
     assert meta.get("com.example/x") == {"kept": True} and meta.get("com.example.mcp/y") == 1, where
 
 
+@pytest.mark.slow
 async def test_listings_carry_the_hubs_origin_and_none_of_the_servers_forged_reserved_keys(served):
     async with as_user(served.url, ANA) as host:
         with anyio.fail_after(30):

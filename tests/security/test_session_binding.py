@@ -127,6 +127,7 @@ async def attempts(http: httpx2.AsyncClient, url: str, token: str, sid: str) -> 
 
 
 @pytest.mark.parametrize("endpoint", ["", "/work"])  # the whole catalog, and a toolset's endpoint
+@pytest.mark.slow
 async def test_another_users_delete_post_and_get_on_a_session_get_the_unknown_session_404_and_it_lives_on(
         two_users, endpoint):
     url = two_users.url(endpoint)
@@ -147,6 +148,7 @@ async def test_another_users_delete_post_and_get_on_a_session_get_the_unknown_se
     assert [status for status, _, _ in by_alice] == [404, 404, 404]  # and the other way round
 
 
+@pytest.mark.slow
 async def test_a_session_answers_only_the_token_that_opened_it_not_even_another_token_of_the_same_user(two_users):
     url = two_users.url()
     with anyio.fail_after(30):
@@ -158,6 +160,7 @@ async def test_a_session_answers_only_the_token_that_opened_it_not_even_another_
     assert still.status_code == 200
 
 
+@pytest.mark.slow
 async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_session_and_hers_still_counts(two_users):
     url, alice, bob = two_users.url(), two_users.alice, two_users.bob
     outcomes: list[tuple[int, int, int, str]] = []  # bob's statuses (reusing her id, answering), hers, the answer
@@ -196,6 +199,7 @@ async def test_another_user_cannot_answer_a_confirmation_asked_on_a_users_sessio
     assert two_users.wiped()
 
 
+@pytest.mark.slow
 async def test_the_hubs_log_holds_no_session_id_after_sessions_were_opened_used_refused_and_closed(two_users):
     url = two_users.url()
     with anyio.fail_after(60):
@@ -211,6 +215,7 @@ async def test_the_hubs_log_holds_no_session_id_after_sessions_were_opened_used_
     assert HIDDEN in log  # the SDK did write about sessions: with the id hidden
 
 
+@pytest.mark.slow
 async def test_the_session_id_a_downstream_http_server_hands_the_hub_stays_out_of_the_hubs_log(tmp_path):
     port = free_port()
     server_log = tmp_path / "notes.log"

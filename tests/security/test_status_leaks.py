@@ -21,7 +21,7 @@ from mcp import MCPError
 from hermes_hub.infra.errors import ASK_ADMIN
 from tests.support import PROJECT, as_user, serve_process, toy
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SECRET = "postgresql://app:s3cret@db/x"
 BOB_TOKEN = "bob-static-token-0123456789abcdef"
 ADMIN_ONLY = ("vault", "ledger")

@@ -54,6 +54,7 @@ async def serve_with_umask(tmp_path: Path, data: Path, log: Path) -> AsyncIterat
             proc.wait()
 
 
+@pytest.mark.slow
 async def test_a_hub_started_under_umask_022_keeps_its_store_to_its_user(tmp_path):
     data = tmp_path / "data"
     async with serve_with_umask(tmp_path, data, tmp_path / "first.log") as url, Client(url) as host:

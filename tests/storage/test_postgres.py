@@ -52,6 +52,7 @@ async def test_replicas_opening_a_new_database_at_once_migrate_it_exactly_once(p
     assert recorded == list(enumerate(names, start=1))
 
 
+@pytest.mark.slow
 async def test_a_lock_held_by_a_killed_replica_is_busy_at_once_then_free_after_its_lease(pg_url: str):
     ttl = 2.0
     async with open_store(pg_url) as store:

@@ -186,6 +186,7 @@ async def test_the_lock_is_released_when_its_holder_is_cancelled(sessions: Sessi
             pass
 
 
+@pytest.mark.slow
 async def test_a_heartbeat_keeps_a_short_lock_alive_past_its_ttl(sessions: Sessions):
     s = await sessions.create("alice")
     with anyio.fail_after(10):

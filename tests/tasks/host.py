@@ -46,8 +46,11 @@ class SpeaksTasks(ClientExtension):
         return [ResultClaim(result_type="task", model=Created, resolve=_never)]
 
 
-def tasks_host(target: Any, **kwargs: Any) -> Client:
-    """A 2026-07-28 host that declares the tasks extension on every request."""
+def tasks_host(target: Any, **kwargs: Any) -> Any:
+    """A 2026-07-28 host that declares the tasks extension on every request: of a served hub's URL, or of
+    an in-process ``Hub`` as its local user."""
+    if hasattr(target, "client"):
+        return target.client(extensions=[SpeaksTasks()], **kwargs)
     return Client(target, extensions=[SpeaksTasks()], **kwargs)
 
 

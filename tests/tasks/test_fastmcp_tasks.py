@@ -17,7 +17,7 @@ from hermes_hub.infra.config import load_config
 from tests.support import PROJECT, free_port, process, wait_port
 from tests.tasks.host import send, start, tasks_host, until_status
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 PYTHON = PROJECT / "interop" / ".venv-tasks" / "bin" / "python"
 SERVER = PROJECT / "interop" / "tasks-server.py"
@@ -48,7 +48,7 @@ async def test_a_fastmcp_task_runs_through_the_hub_for_hosts_of_both_eras_and_ca
             async with hub.client(mode="legacy", elicitation_callback=yes) as legacy:  # no tasks: plain
                 plain = await legacy.call_tool("crunchy_crunch", {"dataset": "a", "seconds": 2.5})
                 pushed = await legacy.call_tool("crunchy_approve", {"item": "plan"})  # its question: pushed
-            async with tasks_host(hub.server, elicitation_callback=unused) as host:
+            async with tasks_host(hub, elicitation_callback=unused) as host:
                 asks = await start(host, "crunchy_approve", {"item": "budget"})
                 asking = await until_status(host, asks["taskId"], {"input_required", "completed", "failed"})
                 (key, question), = asking["inputRequests"].items()

@@ -72,7 +72,7 @@ async def test_a_2025_host_runs_any_tool_as_a_task_and_reads_its_result_with_tas
 
 
 async def test_a_2026_host_gets_a_task_for_an_agent_run_and_a_plain_result_for_a_quick_tool(hub):
-    async with tasks_host(hub.server) as host:
+    async with tasks_host(hub) as host:
         quick = await host.session.call_tool("toy_echo", {"text": "now"}, allow_claimed=True)
         task = await start(host, "hermes_agent_run", {"task": "please say hello through the tool"})
         done = await until_status(host, task["taskId"], {"completed", "failed", "cancelled"})
@@ -88,7 +88,7 @@ async def test_a_2026_agent_task_asks_its_confirmation_through_the_task_and_goes
     async def unused(ctx: Any, params: Any) -> Any:  # advertises elicitation; answers go through tasks/update
         raise AssertionError("a task's question is read from tasks/get, not pushed")
 
-    async with tasks_host(hub.server, elicitation_callback=unused) as host:
+    async with tasks_host(hub, elicitation_callback=unused) as host:
         task = await start(host, "hermes_agent_run", {"task": "delete it", "profile": "careful"})
         asking = await until_status(host, task["taskId"], {"input_required", "completed", "failed"})
         assert asking["status"] == "input_required", asking
@@ -120,8 +120,7 @@ async def test_a_2025_agent_task_pushes_its_confirmation_on_the_tasks_result_str
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_cancelled_agent_task_stops_its_run_and_reads_cancelled(hub, mode):
-    host = hub.client(mode=mode) if mode == "legacy" else tasks_host(hub.server)
-    async with host:
+    async with hub.client(mode=mode) if mode == "legacy" else tasks_host(hub) as host:
         task = await start(host, "hermes_agent_run", {"task": f"take your time ({mode})"})
         working = await until(lambda: send(host, "tasks/get", taskId=task["taskId"]), 60)
         await until(lambda: _says(host, task["taskId"], "calling toy_sleep"), 60)
@@ -163,7 +162,7 @@ async def test_a_call_the_hub_parks_for_a_2026_host_is_a_task_whose_question_tas
     async def unused(ctx: Any, params: Any) -> Any:
         raise AssertionError("a task's question is read from tasks/get, not pushed")
 
-    async with tasks_host(hub.server, elicitation_callback=unused) as host:  # toy pushes; the bridge parks it
+    async with tasks_host(hub, elicitation_callback=unused) as host:  # toy pushes; the bridge parks it
         task = await start(host, "toy_confirm", {"question": "Go on?"})
         asking = await until_status(host, task["taskId"], {"input_required", "completed", "failed"})
         (key, question), = asking["inputRequests"].items()

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.support import serve_process, toy, until
 from tests.tasks.host import send, start, tasks_host, until_status
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ALICE, BOB = "alice-token-0123456789abcdef", "bob-token-0123456789abcdefgh"
 RULES = [

@@ -100,6 +100,7 @@ def base(served: Any) -> str:
     return served.url.removesuffix("/mcp")
 
 
+@pytest.mark.slow
 async def test_one_trace_spans_the_host_the_hub_and_the_downstream_server(hub):
     served, receiver = hub
     header, trace_id, host_span = traceparent()
@@ -125,6 +126,7 @@ async def test_one_trace_spans_the_host_the_hub_and_the_downstream_server(hub):
     assert {s["service"] for s in spans} == {"hub-under-test"}
 
 
+@pytest.mark.slow
 async def test_a_stdio_hosts_traceparent_is_continued_too_where_the_call_lane_would_take_the_call(hub):
     served, receiver = hub
     header, trace_id, host_span = traceparent()

@@ -12,7 +12,7 @@ import pytest
 from tests.support import serve_process
 from tests.web.pages import TOKENS, base_url, browser, cli, hub_config, seed_runs, store_token
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SECONDS = 10_000  # Playwright's waits, in ms: "within a few seconds"
 
 

@@ -11,7 +11,7 @@ import pytest
 from tests.support import serve_process, until
 from tests.web.pages import TOKENS, base_url, hub_config, seed_runs
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def bearer(user: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ from tests.postgres import new_database
 from tests.support import serve_process
 from tests.web.pages import TOKENS, base_url, cli, hub_config, store_token
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def sha256(text: str) -> str:

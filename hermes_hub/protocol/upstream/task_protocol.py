@@ -32,7 +32,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from hermes_hub.infra.bridge import STATE_PREFIX
-from hermes_hub.infra.call import HostChannel, Identity
+from hermes_hub.infra.call import HostChannel, Identity, acting_as
 from hermes_hub.protocol.upstream.tasks import HostTask, TaskBoard, task_fields
 
 Ctx = ServerRequestContext[Any]
@@ -174,16 +174,20 @@ class TaskProtocol:
 
     async def _start(self, ctx: Ctx, call_next: CallNext, params: dict[str, Any], ttl_ms: int | None,
                      first: dict[str, Any] | None = None) -> HostTask:
+        owner = self.identify(ctx)
+
         async def run(task: HostTask) -> dict[str, Any]:
             call = dataclasses.replace(ctx, params=params, session=TaskSession(ctx.session, task))
-            out = first if first is not None else await call_next(call)
-            while isinstance(out, dict) and out.get("resultType") == "input_required":  # 2026: rounds via the task
-                answers = await task.ask(out.get("inputRequests") or {})
-                retry = {**params, "inputResponses": answers, "requestState": out.get("requestState")}
-                out = await call_next(dataclasses.replace(call, params=retry))
+            # the board runs it outside the transport that named the caller (stdio, in-process): name it again
+            with acting_as(owner):
+                out = first if first is not None else await call_next(call)
+                while isinstance(out, dict) and out.get("resultType") == "input_required":  # 2026: rounds via the task
+                    answers = await task.ask(out.get("inputRequests") or {})
+                    retry = {**params, "inputResponses": answers, "requestState": out.get("requestState")}
+                    out = await call_next(dataclasses.replace(call, params=retry))
             return out
 
-        return await self.board.start(self.identify(ctx), ttl_ms, run)
+        return await self.board.start(owner, ttl_ms, run)
 
     # -- tasks/* -----------------------------------------------------------------------------
 
