@@ -33,11 +33,11 @@ check: $(VENV)/.installed
 # the time goes into the hubs and servers the tests start; more workers than cores makes timing tests flaky
 WORKERS ?= 2
 test: $(VENV)/.installed interop/.installed
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --durations=20 $(PYTEST_ARGS)
 
 # the tests not marked slow (no served hub, third-party tool, browser or PostgreSQL): about 2 minutes
 test-fast: $(VENV)/.installed interop/.installed
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile -m "not slow" --durations=10 $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m bench

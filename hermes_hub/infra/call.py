@@ -22,9 +22,10 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as types
+if TYPE_CHECKING:  # the SDK's types only name things here: importing them costs a CLI command 0.4 s
+    import mcp.types as types
 
 ADMIN = "admin"
 USER = "user"
@@ -32,8 +33,8 @@ USER = "user"
 LEVELS: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
-Elicit = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
-Sample = Callable[[types.CreateMessageRequestParams], Awaitable[Any]]
+Elicit = Callable[["types.ElicitRequestParams"], Awaitable["types.ElicitResult"]]
+Sample = Callable[["types.CreateMessageRequestParams"], Awaitable[Any]]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,150 @@
+"""Start-up benchmark (issues 32 and 33): how soon the hub and the CLI answer, from a cold process.
+
+    python -m bench.startup [--quick]        (also: python -m bench startup)
+
+Every figure is a fresh process, timed from spawn, the median of N runs, beside a baseline measured
+in the same run: the interpreter starting (``python -c pass``) and importing what the stdio hub
+imports (``import hermes_hub.app.hub``); the hub cannot answer before those.
+
+* stdio first answer: ``hermes-hub serve --stdio`` as a host spawns it, until it answers Claude Code's
+  ``server/discover`` probe; with no servers, and with the issue's case (one server that needs 10 s to
+  start, ``bench.idle_server --start-delay 10``, and one that never answers). Then the first
+  ``tools/list``, held at most ``hub.first_list_wait`` (1 s) for servers still starting. Target: the
+  first answer within 0.5 s of the import baseline, whatever the servers do.
+* CLI: ``--help`` and ``--version`` (target <= 0.3 s), and ``check`` (in-process: reads the config and
+  the store, starts no server) on the bundled hub.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from bench.proxy import table
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+HUB = [sys.executable, "-m", "hermes_hub"]
+SLOW = {"command": sys.executable, "args": ["-m", "bench.idle_server", "--start-delay", "10"], "cwd": str(ROOT)}
+DEAD = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.buffer.read()"]}
+DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1"},
+    "io.modelcontextprotocol/clientCapabilities": {}}}}
+TARGET_SLACK = 0.5  # seconds the stdio hub may take past importing itself
+TARGET_HELP = 0.3
+WAIT = 30.0  # bound of every wait; a miss is a crash, not a slow result
+
+
+def _seconds(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, env=env, check=True, timeout=WAIT, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+async def _first_answers(config: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Spawn -> the answer to server/discover, and the first tools/list's own time, in seconds."""
+    start = time.perf_counter()
+    argv = [*HUB, "serve", "--stdio", "--config", str(config)]
+    async with await anyio.open_process(argv, cwd=ROOT, env=env, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        buffer = b""
+
+        async def answer(request_id: int) -> float:
+            nonlocal buffer
+            with anyio.fail_after(WAIT):
+                while True:
+                    while b"\n" not in buffer:
+                        buffer += await proc.stdout.receive()
+                    line, buffer = buffer.split(b"\n", 1)
+                    message = json.loads(line)
+                    if message.get("id") == request_id and "method" not in message:
+                        return time.perf_counter()
+
+        await proc.stdin.send((json.dumps(DISCOVER) + "\n").encode())
+        discovered = await answer(1) - start
+        asked = time.perf_counter()
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": DISCOVER["params"]}
+        await proc.stdin.send((json.dumps(listing) + "\n").encode())
+        listed = await answer(2) - asked
+        await proc.stdin.aclose()
+        with anyio.fail_after(WAIT):
+            await proc.wait()
+    return discovered, listed
+
+
+def _median(samples: list[float]) -> float:
+    return round(statistics.median(samples), 3)
+
+
+async def run(quick: bool = False, out: TextIO = sys.stdout) -> dict[str, Any]:
+    n = 3 if quick else 7
+    print(f"start-up benchmark ({'quick' if quick else 'full'}, median of {n}) ...", file=out, flush=True)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="hermes-bench-startup-") as tmp:
+        folder = Path(tmp)
+        env = {**os.environ, "HERMES_DATA_DIR": str(folder / "data"), "HERMES_DEMO_DATA": str(folder / "demo")}
+        empty, issue = folder / "empty.json", folder / "issue.json"
+        empty.write_text(json.dumps({"mcpServers": {}}))
+        issue.write_text(json.dumps({"mcpServers": {"slow": SLOW, "dead": DEAD}}))
+        baseline = {
+            "python -c pass": [_seconds([sys.executable, "-c", "pass"], env) for _ in range(n)],
+            "import the stdio hub": [_seconds([sys.executable, "-c", "import hermes_hub.app.hub, "
+                                               "hermes_hub.app.serving.stdio"], env) for _ in range(n)],
+        }
+        cli = {
+            "hermes-hub --help": [_seconds([*HUB, "--help"], env) for _ in range(n)],
+            "hermes-hub --version": [_seconds([*HUB, "--version"], env) for _ in range(n)],
+            "hermes-hub check hub.json": [_seconds([*HUB, "check", "hub.json"], env) for _ in range(n)],
+        }
+        stdio: dict[str, tuple[list[float], list[float]]] = {}
+        for label, config in (("no servers", empty), ("a 10 s server and a dead one", issue)):
+            runs = [await _first_answers(config, env) for _ in range(n)]
+            stdio[label] = ([d for d, _ in runs], [listed for _, listed in runs])
+    imported = _median(baseline["import the stdio hub"])
+    doc: dict[str, Any] = {
+        "baseline_s": {k: _median(v) for k, v in baseline.items()},
+        "cli_s": {k: _median(v) for k, v in cli.items()},
+        "stdio": {k: {"discover_s": _median(d), "first_list_s": _median(listed),
+                      "past_import_s": round(_median(d) - imported, 3)} for k, (d, listed) in stdio.items()},
+        "targets": {"stdio_past_import_s": TARGET_SLACK, "help_s": TARGET_HELP},
+    }
+    rows = [[k, f"{v * 1000:.0f}", "1.00" if k == "import the stdio hub" else f"{v / imported:.2f}"]
+            for k, v in {**doc["baseline_s"], **doc["cli_s"]}.items()]
+    for k, v in doc["stdio"].items():
+        discover = v["discover_s"]
+        rows.append([f"stdio discover answered ({k})", f"{discover * 1000:.0f}", f"{discover / imported:.2f}"])
+        rows.append([f"  then first tools/list ({k})", f"{v['first_list_s'] * 1000:.0f}", ""])
+    print(table(["from spawn", "median ms", "÷ import ratio"], rows), file=out)
+    worst = max(v["past_import_s"] for v in doc["stdio"].values())
+    helps = max(doc["cli_s"]["hermes-hub --help"], doc["cli_s"]["hermes-hub --version"])
+    print(f"\nstdio first answer past the import: {worst * 1000:.0f} ms (target <= {TARGET_SLACK * 1000:.0f} ms: "
+          f"{'met' if worst <= TARGET_SLACK else 'MISSED'}); --help/--version {helps * 1000:.0f} ms "
+          f"(target <= {TARGET_HELP * 1000:.0f} ms: {'met' if helps <= TARGET_HELP else 'MISSED'})", file=out)
+    doc["seconds"] = round(time.perf_counter() - began, 1)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / "startup.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {path} ({doc['seconds']} s)", file=out)
+    return doc
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.startup", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 runs of each instead of 7")
+    anyio.run(run, parser.parse_args().quick)
+
+
+if __name__ == "__main__":
+    main()
