@@ -21,6 +21,9 @@ WHERE = {  # on Linux, under HOME (XDG_CONFIG_HOME unset)
     "cursor": (".cursor/mcp.json", "mcpServers"),
     "vscode": (".config/Code/User/mcp.json", "servers"),
     "claude-code": (".claude.json", "mcpServers"),
+    "gemini": (".gemini/settings.json", "mcpServers"),
+    "qwen": (".qwen/settings.json", "mcpServers"),
+    "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers"),
 }
 
 
@@ -292,3 +295,20 @@ def test_import_of_a_malformed_file_writes_nothing(home, tmp_path):
     assert (tmp_path / "hub.json").read_text() == hub_before and backups(tmp_path / "hub.json") == []
     code, _, err = hermes("import", "cursor")  # no such file at the host's place
     assert code == 1 and "nothing to import" in err
+
+
+@pytest.mark.parametrize("host, url_key", [("gemini", "httpUrl"), ("qwen", "httpUrl"), ("windsurf", "serverUrl")])
+def test_import_reads_a_hosts_own_http_key_as_hub_jsons_url(home, tmp_path, host, url_key):
+    rel, key = WHERE[host]
+    path = home / rel
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"theme": "Dracula", key: {
+        "docs": {url_key: "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${DOCS_KEY}"}},
+        "fs": {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "${HOME}"}}}}))
+    code, out, err = hermes("import", host)
+    assert code == 0, err
+    servers = json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+    assert servers["docs"] == {"url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${DOCS_KEY}"}}
+    assert servers["fs"] == {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "${HOME}"}}
+    assert "added docs" in out and "added fs" in out
+    assert json.loads(path.read_text())["theme"] == "Dracula"  # the host's file is only read

@@ -6,8 +6,8 @@
     entry = hub_entry(Path("hub.json"), typed=host.typed)
     write_with_backup(path, jsonfile.render(text, doc, with_entry(doc, host.key, "hermes", entry), host.key))
 
-Claude Desktop, Cursor and Claude Code keep servers under ``mcpServers``; VS Code's ``mcp.json`` keeps
-them under ``servers``, each with ``"type": "stdio"``. Writes keep every other key and server, copy the
+Claude Desktop, Cursor, Claude Code, Gemini CLI, Qwen Code and Windsurf keep servers under ``mcpServers``;
+VS Code's ``mcp.json`` keeps them under ``servers``, each with ``"type": "stdio"``. Writes keep every other key and server, copy the
 old file to ``<file>.<time>.bak`` first and replace it in one step, in the file's own style
 (``jsonfile``: a diff shows only the hub's entry); bad files are never written.
 """
@@ -68,7 +68,13 @@ HOSTS = {h.name: h for h in (
         "win32": "%APPDATA%/Code/User/mcp.json",
         "linux": "$XDG_CONFIG_HOME/Code/User/mcp.json"}),
     Host("claude-code", "Claude Code", "mcpServers", True, {"linux": "~/.claude.json"}),
+    Host("gemini", "Gemini CLI", "mcpServers", False, {"linux": "~/.gemini/settings.json"}),
+    Host("qwen", "Qwen Code", "mcpServers", False, {"linux": "~/.qwen/settings.json"}),
+    Host("windsurf", "Windsurf", "mcpServers", False, {"linux": "~/.codeium/windsurf/mcp_config.json"}),
 )}
+# Where hosts other than hub.json keep a streamable HTTP server's address: Gemini CLI and Qwen Code write
+# ``httpUrl`` (their ``url`` is SSE, as hub.json's is with ``"type": "sse"``), Windsurf ``serverUrl``.
+URL_KEYS = ("httpUrl", "serverUrl")
 
 
 def read_json_object(path: Path, what: str) -> dict[str, Any] | None:
@@ -167,6 +173,16 @@ def with_entry(doc: dict[str, Any] | None, key: str, name: str, entry: dict[str,
     return new
 
 
+def in_hub_terms(entry: Any) -> Any:
+    """A host's server entry as hub.json writes it: ``httpUrl``/``serverUrl`` become ``url``."""
+    if not isinstance(entry, dict) or "url" in entry:
+        return entry
+    for key in URL_KEYS:
+        if key in entry:
+            return {("url" if k == key else k): v for k, v in entry.items()}
+    return entry
+
+
 class _AnyVar(dict):  # type: ignore[type-arg]
     """Every ${VAR} is set: an imported entry is checked for its shape, not for this shell's environment."""
 
@@ -208,6 +224,7 @@ def import_servers(hub_doc: dict[str, Any] | None, servers: dict[str, Any], sour
             out.skipped.append((name, "uses VS Code's ${input:...} prompts: put the value in an environment "
                                       "variable and write ${VAR} instead"))
         else:
+            entry = in_hub_terms(entry)
             try:
                 parse_config({"mcpServers": {name: entry}}, env=_AnyVar(), source=source)
             except ConfigError as e:

@@ -10,7 +10,7 @@ import click
 
 from hermes_hub.infra.errors import ConfigError, HubError
 
-HOST_NAMES = ["claude-desktop", "cursor", "vscode", "claude-code"]
+HOST_NAMES = ["claude-desktop", "cursor", "vscode", "claude-code", "gemini", "qwen", "windsurf"]
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -61,7 +61,7 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
 
 
 @click.command("import")
-@click.argument("source", metavar="claude-desktop|cursor|vscode|PATH")
+@click.argument("source", metavar="HOST|PATH")
 @click.option("--config", default="hub.json", show_default=True, help="the hub.json to add the servers to")
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def import_cmd(source: str, config: str, dry_run: bool) -> None:
@@ -76,7 +76,7 @@ def import_cmd(source: str, config: str, dry_run: bool) -> None:
         elif Path(source).exists() or "/" in source or source.endswith(".json"):
             path, key, label = Path(source), None, source
         else:
-            raise hosts.HostFileError(f"'{source}' is neither a host ({', '.join(HOST_NAMES[:3])}) nor a file")
+            raise hosts.HostFileError(f"'{source}' is neither a host ({', '.join(HOST_NAMES)}) nor a file")
         doc = hosts.read_json_object(path, f"{label}'s config" if source in hosts.HOSTS else "the file")
         if doc is None:
             raise hosts.HostFileError(f"{path} does not exist or is empty: there is nothing to import")
