@@ -24,6 +24,7 @@ WHERE = {  # on Linux, under HOME (XDG_CONFIG_HOME unset)
     "gemini": (".gemini/settings.json", "mcpServers"),
     "qwen": (".qwen/settings.json", "mcpServers"),
     "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers"),
+    "opencode": (".config/opencode/opencode.json", "mcp"),
 }
 
 
@@ -63,6 +64,9 @@ def test_install_writes_the_hub_entry_at_the_hosts_place_keeping_everything_else
     doc = json.loads(path.read_text())
     assert doc["theme"] == "dark" and doc[key]["github"] == before[key]["github"]
     entry = doc[key]["hermes"]
+    if host == "opencode":  # its own shape: the command as one array, "environment"
+        assert (entry["type"], entry["enabled"]) == ("local", True)
+        entry = {"command": entry["command"][0], "args": entry["command"][1:], "env": entry["environment"]}
     assert entry["args"][-4:] == ["serve", "--stdio", "--config", str(tmp_path / "hub.json")]
     assert entry["env"]["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
     assert ("type" in entry) == (host in ("vscode", "claude-code"))
@@ -312,3 +316,20 @@ def test_import_reads_a_hosts_own_http_key_as_hub_jsons_url(home, tmp_path, host
     assert servers["fs"] == {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "${HOME}"}}
     assert "added docs" in out and "added fs" in out
     assert json.loads(path.read_text())["theme"] == "Dracula"  # the host's file is only read
+
+
+def test_import_turns_opencodes_local_and_remote_entries_into_hub_json_servers(home, tmp_path):
+    path = home / ".config/opencode/opencode.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"$schema": "https://opencode.ai/config.json", "mcp": {
+        "fs": {"type": "local", "command": ["npx", "-y", "fs"], "environment": {"ROOT": "${HOME}"}, "enabled": True},
+        "off": {"type": "local", "command": ["uvx", "old-server"], "enabled": False},
+        "docs": {"type": "remote", "url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${K}"}}}}))
+    assert hermes("install", "opencode")[0] == 0  # the hub's own entry there is skipped on import
+    code, out, err = hermes("import", "opencode")
+    assert code == 0, err
+    servers = json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+    assert servers["fs"] == {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "${HOME}"}}
+    assert servers["off"] == {"command": "uvx", "args": ["old-server"], "disabled": True}
+    assert servers["docs"] == {"url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${K}"}}
+    assert "skipped hermes: it runs a hermes hub" in out

@@ -3,11 +3,12 @@
     host = HOSTS["claude-desktop"]
     path = host.path()                                  # per OS; HERMES_CLAUDE_DESKTOP_CONFIG overrides
     doc, text = read_json_file(path, host.label)        # HostFileError if it is not a JSON object
-    entry = hub_entry(Path("hub.json"), typed=host.typed)
+    entry = host.entry(Path("hub.json"))
     write_with_backup(path, jsonfile.render(text, doc, with_entry(doc, host.key, "hermes", entry), host.key))
 
 Claude Desktop, Cursor, Claude Code, Gemini CLI, Qwen Code and Windsurf keep servers under ``mcpServers``;
-VS Code's ``mcp.json`` keeps them under ``servers``, each with ``"type": "stdio"``. Writes keep every other key and server, copy the
+VS Code's ``mcp.json`` keeps them under ``servers``, each with ``"type": "stdio"``; opencode's under ``mcp``,
+each ``"type": "local"`` with its command as one array (``Host.entry``). Writes keep every other key and server, copy the
 old file to ``<file>.<time>.bak`` first and replace it in one step, in the file's own style
 (``jsonfile``: a diff shows only the hub's entry); bad files are never written.
 """
@@ -39,6 +40,15 @@ class Host:
     key: str  # where its servers are: "mcpServers" or "servers"
     typed: bool  # entries carry "type": "stdio"
     where: dict[str, str]  # platform ("darwin", "win32", "linux") -> path; ~, %APPDATA% and $XDG_CONFIG_HOME expand
+    local: bool = False  # opencode's shape: "type": "local", the command as one array, "environment"
+
+    def entry(self, config: Path) -> dict[str, Any]:
+        """The hub's stdio entry as this host writes its servers."""
+        entry = hub_entry(config, typed=self.typed)
+        if not self.local:
+            return entry
+        return {"type": "local", "command": [entry["command"], *entry["args"]], "environment": entry["env"],
+                "enabled": True}
 
     @property
     def env_var(self) -> str:
@@ -71,6 +81,7 @@ HOSTS = {h.name: h for h in (
     Host("gemini", "Gemini CLI", "mcpServers", False, {"linux": "~/.gemini/settings.json"}),
     Host("qwen", "Qwen Code", "mcpServers", False, {"linux": "~/.qwen/settings.json"}),
     Host("windsurf", "Windsurf", "mcpServers", False, {"linux": "~/.codeium/windsurf/mcp_config.json"}),
+    Host("opencode", "opencode", "mcp", False, {"linux": "$XDG_CONFIG_HOME/opencode/opencode.json"}, local=True),
 )}
 # Where hosts other than hub.json keep a streamable HTTP server's address: Gemini CLI and Qwen Code write
 # ``httpUrl`` (their ``url`` is SSE, as hub.json's is with ``"type": "sse"``), Windsurf ``serverUrl``.
@@ -141,7 +152,9 @@ def runs_a_hub(entry: Any) -> bool:
     """Does this host entry start a hermes hub (any config)?"""
     if not isinstance(entry, dict):
         return False
-    words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    command = entry.get("command", "")
+    words = [str(w) for w in (command if isinstance(command, list) else [command])]
+    words += [str(a) for a in entry.get("args") or []]
     names = {Path(w).name.removesuffix(".exe") for w in words}
     return ("hermes-hub" in names or "hermes_hub" in words) and "serve" in words
 
@@ -174,8 +187,20 @@ def with_entry(doc: dict[str, Any] | None, key: str, name: str, entry: dict[str,
 
 
 def in_hub_terms(entry: Any) -> Any:
-    """A host's server entry as hub.json writes it: ``httpUrl``/``serverUrl`` become ``url``."""
-    if not isinstance(entry, dict) or "url" in entry:
+    """A host's server entry as hub.json writes it: ``httpUrl``/``serverUrl`` become ``url``; opencode's
+    ``"type": "local"`` with a command array becomes ``command`` and ``args``, its ``environment`` ``env``,
+    its ``"type": "remote"`` a plain ``url``, and ``"enabled": false`` ``"disabled": true``."""
+    if not isinstance(entry, dict):
+        return entry
+    if entry.get("type") in ("local", "remote"):
+        off = entry.get("enabled") is False
+        entry = {k: v for k, v in entry.items() if k not in ("type", "enabled")} | ({"disabled": True} if off else {})
+        if isinstance(entry.get("command"), list) and entry["command"]:
+            first, *rest = entry.pop("command")
+            entry = {"command": first, **({"args": rest} if rest else {}), **entry}
+        if "environment" in entry:
+            entry["env"] = entry.pop("environment")
+    if "url" in entry:
         return entry
     for key in URL_KEYS:
         if key in entry:

@@ -10,7 +10,7 @@ import click
 
 from hermes_hub.infra.errors import ConfigError, HubError
 
-HOST_NAMES = ["claude-desktop", "cursor", "vscode", "claude-code", "gemini", "qwen", "windsurf"]
+HOST_NAMES = ["claude-desktop", "cursor", "vscode", "claude-code", "gemini", "qwen", "windsurf", "opencode"]
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -42,7 +42,7 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
         if existing is not None and not hosts.runs_a_hub(existing):
             raise hosts.HostFileError(f"{target.label} already has a server '{name}' that is not this hub "
                                       f"({existing.get('command') or existing.get('url')}); choose another --name")
-        new = hosts.with_entry(doc, target.key, name, hosts.hub_entry(Path(config), typed=target.typed))
+        new = hosts.with_entry(doc, target.key, name, target.entry(Path(config)))
         if doc is not None and new == doc:
             click.echo(f"'{name}' in {path} is already this hub; nothing changed")
             return
@@ -80,9 +80,10 @@ def import_cmd(source: str, config: str, dry_run: bool) -> None:
         doc = hosts.read_json_object(path, f"{label}'s config" if source in hosts.HOSTS else "the file")
         if doc is None:
             raise hosts.HostFileError(f"{path} does not exist or is empty: there is nothing to import")
-        key = key or ("mcpServers" if "mcpServers" in doc else "servers" if "servers" in doc else None)
+        key = key or next((k for k in ("mcpServers", "servers", "mcp") if k in doc), None)
         if key is None or key not in doc:
-            raise hosts.HostFileError(f"{path} has no 'mcpServers' (or VS Code's 'servers'): nothing to import")
+            raise hosts.HostFileError(f"{path} has no 'mcpServers' (or VS Code's 'servers', opencode's 'mcp'): "
+                                      f"nothing to import")
         servers = hosts.servers_of(doc, key, path)
         hub_doc, hub_text = hosts.read_json_file(config_path, "hub.json")
         result = hosts.import_servers(hub_doc, servers, str(path))
