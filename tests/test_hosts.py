@@ -333,3 +333,57 @@ def test_import_turns_opencodes_local_and_remote_entries_into_hub_json_servers(h
     assert servers["off"] == {"command": "uvx", "args": ["old-server"], "disabled": True}
     assert servers["docs"] == {"url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${K}"}}
     assert "skipped hermes: it runs a hermes hub" in out
+
+
+CODEX = """# my Codex settings
+model = "gpt-5-codex"  # the model I use
+
+[mcp_servers.docs]
+url = "https://mcp.example/mcp"
+bearer_token_env_var = "DOCS_TOKEN"
+
+[mcp_servers.fs]
+command = "npx"
+args = ["-y", "fs"]
+env = { ROOT = "/srv" }
+enabled = false
+tool_timeout_sec = 30
+enabled_tools = ["read_file"]
+"""
+
+
+def test_install_writes_codexs_toml_keeping_its_comments_and_order_and_import_reads_it_in_hub_terms(home, tmp_path):
+    import tomllib
+
+    path = home / ".codex/config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(CODEX)
+    code, out, err = hermes("install", "codex", "--dry-run")
+    assert code == 0 and path.read_text() == CODEX and "+[mcp_servers.hermes]" in out
+
+    code, out, err = hermes("install", "codex")
+    assert code == 0, err
+    text = path.read_text()
+    assert text.startswith(CODEX.rstrip("\n"))  # every line kept, comments too; the hub's table after them
+    entry = tomllib.loads(text)["mcp_servers"]["hermes"]
+    assert entry["args"][-4:] == ["serve", "--stdio", "--config", str(tmp_path / "hub.json")]
+    assert entry["env"]["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
+    assert "env = {PATH = " in text or "env = { PATH = " in text  # an inline table, as Codex's docs write it
+    assert hermes("install", "codex")[1].endswith("nothing changed\n") and path.read_text() == text
+
+    code, out, err = hermes("import", "codex")
+    assert code == 0, err
+    servers = json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+    assert servers["docs"] == {"url": "https://mcp.example/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+    assert servers["fs"] == {"command": "npx", "args": ["-y", "fs"], "env": {"ROOT": "/srv"}, "disabled": True,
+                             "timeout": 30, "tools": {"allow": ["read_file"]}}
+    assert "skipped hermes: it runs a hermes hub" in out
+
+
+def test_a_malformed_codex_config_is_a_clear_error_and_nothing_is_written(home):
+    path = home / ".codex/config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("[mcp_servers.x\ncommand = 1\n")
+    code, _, err = hermes("install", "codex")
+    assert code == 1 and "is not valid TOML" in err and "Nothing was written" in err
+    assert path.read_text() == "[mcp_servers.x\ncommand = 1\n" and not backups(path)

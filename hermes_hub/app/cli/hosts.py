@@ -8,7 +8,8 @@
 
 Claude Desktop, Cursor, Claude Code, Gemini CLI, Qwen Code and Windsurf keep servers under ``mcpServers``;
 VS Code's ``mcp.json`` keeps them under ``servers``, each with ``"type": "stdio"``; opencode's under ``mcp``,
-each ``"type": "local"`` with its command as one array (``Host.entry``). Writes keep every other key and server, copy the
+each ``"type": "local"`` with its command as one array (``Host.entry``); Codex's ``config.toml`` under
+``[mcp_servers.NAME]`` (``tomlfile``). Writes keep every other key and server, copy the
 old file to ``<file>.<time>.bak`` first and replace it in one step, in the file's own style
 (``jsonfile``: a diff shows only the hub's entry); bad files are never written.
 """
@@ -41,6 +42,7 @@ class Host:
     typed: bool  # entries carry "type": "stdio"
     where: dict[str, str]  # platform ("darwin", "win32", "linux") -> path; ~, %APPDATA% and $XDG_CONFIG_HOME expand
     local: bool = False  # opencode's shape: "type": "local", the command as one array, "environment"
+    toml: bool = False  # Codex: config.toml, [mcp_servers.NAME] (``tomlfile``)
 
     def entry(self, config: Path) -> dict[str, Any]:
         """The hub's stdio entry as this host writes its servers."""
@@ -82,6 +84,7 @@ HOSTS = {h.name: h for h in (
     Host("qwen", "Qwen Code", "mcpServers", False, {"linux": "~/.qwen/settings.json"}),
     Host("windsurf", "Windsurf", "mcpServers", False, {"linux": "~/.codeium/windsurf/mcp_config.json"}),
     Host("opencode", "opencode", "mcp", False, {"linux": "$XDG_CONFIG_HOME/opencode/opencode.json"}, local=True),
+    Host("codex", "Codex", "mcp_servers", False, {"linux": "~/.codex/config.toml"}, toml=True),
 )}
 # Where hosts other than hub.json keep a streamable HTTP server's address: Gemini CLI and Qwen Code write
 # ``httpUrl`` (their ``url`` is SSE, as hub.json's is with ``"type": "sse"``), Windsurf ``serverUrl``.

@@ -10,7 +10,7 @@ import click
 
 from hermes_hub.infra.errors import ConfigError, HubError
 
-HOST_NAMES = ["claude-desktop", "cursor", "vscode", "claude-code", "gemini", "qwen", "windsurf", "opencode"]
+HOST_NAMES = ["claude-desktop", "cursor", "vscode", "claude-code", "gemini", "qwen", "windsurf", "opencode", "codex"]
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -27,7 +27,7 @@ def _fail(message: str, code: int = 1) -> None:
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def install(host: str, name: str, config: str, file: Path | None, dry_run: bool) -> None:
     """Add the hub (serve --stdio --config HUB_JSON) to HOST's MCP servers, keeping everything else."""
-    from hermes_hub.app.cli import hosts, jsonfile
+    from hermes_hub.app.cli import hosts, jsonfile, tomlfile
     from hermes_hub.infra.config import load_config
 
     target = hosts.HOSTS[host]
@@ -37,16 +37,24 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
         _fail(f"{e}\nfix it first (`hermes-hub check {config}`); nothing was written", 2)
     path = file or target.path()
     try:
-        doc, text = hosts.read_json_file(path, f"{target.label}'s config")
-        existing = hosts.servers_of(doc or {}, target.key, path).get(name)
+        entry = target.entry(Path(config))
+        if target.toml:
+            doc, text = tomlfile.read(path)
+            servers = tomlfile.servers_of(doc, path)
+        else:
+            doc, text = hosts.read_json_file(path, f"{target.label}'s config")
+            servers = hosts.servers_of(doc or {}, target.key, path)
+        existing = servers.get(name)
         if existing is not None and not hosts.runs_a_hub(existing):
             raise hosts.HostFileError(f"{target.label} already has a server '{name}' that is not this hub "
                                       f"({existing.get('command') or existing.get('url')}); choose another --name")
-        new = hosts.with_entry(doc, target.key, name, target.entry(Path(config)))
-        if doc is not None and new == doc:
+        if existing == entry:
             click.echo(f"'{name}' in {path} is already this hub; nothing changed")
             return
-        new_text = jsonfile.render(text, doc, new, target.key)  # in the file's own style
+        if target.toml:  # comments, blank lines and order kept
+            new_text = tomlfile.with_server(doc, name, entry)
+        else:  # in the file's own style
+            new_text = jsonfile.render(text, doc, hosts.with_entry(doc, target.key, name, entry), target.key)
         if dry_run:
             click.echo(hosts.diff(text, new_text, path), nl=False)
             click.echo("(dry run: nothing written)", err=True)
@@ -65,26 +73,33 @@ def install(host: str, name: str, config: str, file: Path | None, dry_run: bool)
 @click.option("--config", default="hub.json", show_default=True, help="the hub.json to add the servers to")
 @click.option("--dry-run", is_flag=True, help="print the change as a diff and write nothing")
 def import_cmd(source: str, config: str, dry_run: bool) -> None:
-    """Bring the MCP servers of a host's config (or of the JSON file at PATH) into hub.json."""
-    from hermes_hub.app.cli import hosts, jsonfile
+    """Bring the MCP servers of a host's config (or of the JSON or TOML file at PATH) into hub.json."""
+    from hermes_hub.app.cli import hosts, jsonfile, tomlfile
 
     config_path = Path(config)
     try:
         if source in hosts.HOSTS:
             host = hosts.HOSTS[source]
             path, key, label = host.path(), host.key, host.label
-        elif Path(source).exists() or "/" in source or source.endswith(".json"):
+        elif Path(source).exists() or "/" in source or source.endswith((".json", ".toml")):
             path, key, label = Path(source), None, source
         else:
             raise hosts.HostFileError(f"'{source}' is neither a host ({', '.join(HOST_NAMES)}) nor a file")
-        doc = hosts.read_json_object(path, f"{label}'s config" if source in hosts.HOSTS else "the file")
+        toml = path.suffix == ".toml"
+        if toml:
+            doc = tomlfile.read(path)[0]
+        else:
+            doc = hosts.read_json_object(path, f"{label}'s config" if source in hosts.HOSTS else "the file")
         if doc is None:
             raise hosts.HostFileError(f"{path} does not exist or is empty: there is nothing to import")
-        key = key or next((k for k in ("mcpServers", "servers", "mcp") if k in doc), None)
+        key = key or next((k for k in ("mcpServers", "servers", "mcp", tomlfile.KEY) if k in doc), None)
         if key is None or key not in doc:
-            raise hosts.HostFileError(f"{path} has no 'mcpServers' (or VS Code's 'servers', opencode's 'mcp'): "
-                                      f"nothing to import")
-        servers = hosts.servers_of(doc, key, path)
+            raise hosts.HostFileError(f"{path} has no 'mcpServers' (or VS Code's 'servers', opencode's 'mcp', "
+                                      f"Codex's [mcp_servers]): nothing to import")
+        if toml:
+            servers = {n: tomlfile.in_hub_terms(e) for n, e in tomlfile.servers_of(doc, path).items()}
+        else:
+            servers = hosts.servers_of(doc, key, path)
         hub_doc, hub_text = hosts.read_json_file(config_path, "hub.json")
         result = hosts.import_servers(hub_doc, servers, str(path))
         for name in result.added:

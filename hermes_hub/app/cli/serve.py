@@ -75,7 +75,7 @@ def serve(config: str, stdio: bool, toolset: str | None, host: str | None, port:
     log.info("serving %d servers at %s/mcp; %s", len(cfg.enabled()), base, exposure.summary())
     log.info("status page: %s/status", base)  # the next steps, in the log's first lines
     log.info("add the hub to a host: hermes-hub install claude-code --config %s "
-             "(or claude-desktop, cursor, vscode, gemini, qwen, windsurf, opencode)", shlex.quote(config))
+             "(or claude-desktop, cursor, vscode, gemini, qwen, windsurf, opencode, codex)", shlex.quote(config))
     # X-Forwarded-For is believed only from hub.trusted_proxies (uvicorn trusts 127.0.0.1 by default).
     proxies = list(exposure.trusted_proxies)
     with announce(cfg, config, f"http://{_reachable(host)}:{port}/mcp", token_required=exposure.required):  # commands find the hub serving this store (presence.py)
