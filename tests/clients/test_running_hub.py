@@ -50,6 +50,14 @@ async def test_a_command_talks_to_the_hub_serving_its_config_and_says_so(tmp_pat
         found = await host.call_tool("notes_search_notes", {"query": "milk"})
         assert "milk" in json.dumps(found.structured_content)
 
+        await host.call_tool("hermes_memory_remember", {"text": "Alice's sister is called Juno"})
+        recalled = cli(served.config, "memory", "recall", "what is my sister called", "--json")
+        assert recalled.returncode == 0, recalled.stderr
+        assert recalled.stderr == line.replace("--in-process builds one here", "--user works on the store here")
+        assert "Juno" in json.dumps(json.loads(recalled.stdout))
+        listed = cli(served.config, "memory", "list", "--json", "--user", "bob")  # another user: the store here
+        assert listed.returncode == 0 and "talking to" not in listed.stderr and json.loads(listed.stdout) == []
+
         here = cli(served.config, "servers", "--json", "--in-process")
         assert "talking to" not in here.stderr and notes_pid(here) != await served_notes_pid(host)
 

@@ -128,7 +128,7 @@ def make_target(config: str, url: str | None, command: str | None, direct: str |
     if sum(x is not None for x in (url, command, direct)) > 1:
         fail("give at most one of --url, --command, --direct", 2)
     if url is None and command is None and direct is None and discover and not (ctx and ctx.meta.get(IN_PROCESS_KEY)):
-        running = _running_hub(config, token)
+        running = running_hub(config, token)
         if running is not None:
             return Target(config=config, url=running, token=token)
     if url is None and token is not None:
@@ -138,9 +138,10 @@ def make_target(config: str, url: str | None, command: str | None, direct: str |
     return Target(config=config, url=url, command=command, direct=direct, token=token)
 
 
-def _running_hub(config: str, token: str | None) -> str | None:
-    """The URL of the hub that already serves ``config`` (the same file, so the same store), said in one line;
-    None when there is none, or when it needs a token and none is given (then the hub is built here)."""
+def running_hub(config: str, token: str | None, *, otherwise: str = "--in-process builds one here") -> str | None:
+    """The URL of the hub that already serves ``config`` (the same file, so the same store), said in one line
+    that ends with ``otherwise`` (how to do without it); None when there is none, or when it needs a token and
+    none is given (then the command works here)."""
     from pathlib import Path
 
     from hermes_hub.app.serving.presence import serving
@@ -155,7 +156,7 @@ def _running_hub(config: str, token: str | None) -> str | None:
         return None
     if found.token_required and token is None:
         return None
-    click.echo(f"talking to the hub serving {config} at {found.url} (pid {found.pid}); --in-process builds one here",
+    click.echo(f"talking to the hub serving {config} at {found.url} (pid {found.pid}); {otherwise}",
                err=True)
     return found.url
 

@@ -3,7 +3,8 @@
 Whoever can run this can read the store's file, so ``--user`` picks any user (default: the local
 user, as stdio callers are). The store and the embedder load only when a command runs. With ``--url``
 (``HERMES_URL``), recall, list, forget and export go through the served hub's ``hermes_memory_*`` tools
-instead, as the user of ``--token``: for a hub on another machine.
+instead, as the user of ``--token``: for a hub on another machine. Without ``--url`` or ``--user``, those
+four ask the hub already serving ``--config`` when there is one, and say so.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import click
 from hermes_hub.app.cli import tables
 from hermes_hub.app.cli.admin import CONFIG, _run
 from hermes_hub.infra.errors import HubError
-from hermes_hub.app.cli.remote import call_own, hub_client, local_only, remote_options
+from hermes_hub.app.cli.remote import call_own, hub_client, local_only, remote_options, served
 
 if TYPE_CHECKING:
     from hermes_hub.services.memory import Memories
@@ -58,6 +59,7 @@ def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | 
     from hermes_hub.services.memory import RecallQuery
 
     local_only(url, user=user)
+    url = served(config, url, user=user)
 
     async def go() -> None:
         import anyio
@@ -98,6 +100,7 @@ def list_cmd(state: str | None, kind: str | None, limit: int, as_json: bool, use
              config: str) -> None:
     """List memories, newest first."""
     local_only(url, user=user)
+    url = served(config, url, user=user)
 
     async def go() -> None:
         if url is not None:
@@ -126,6 +129,7 @@ def list_cmd(state: str | None, kind: str | None, limit: int, as_json: bool, use
 def forget_cmd(memory_id: str, user: str | None, url: str | None, config: str) -> None:
     """Forget MEMORY_ID everywhere it is kept."""
     local_only(url, user=user)
+    url = served(config, url, user=user)
 
     async def go() -> None:
         if url is not None:
@@ -147,6 +151,7 @@ def forget_cmd(memory_id: str, user: str | None, url: str | None, config: str) -
 def export_cmd(fmt: str, user: str | None, url: str | None, config: str) -> None:
     """Print every memory of the user as Markdown or JSON."""
     local_only(url, user=user)
+    url = served(config, url, user=user)
 
     async def go() -> None:
         if url is not None:

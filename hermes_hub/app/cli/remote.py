@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from hermes_hub.app.cli.command import keep_token, fail, make_target
+from hermes_hub.app.cli.command import TOKEN_KEY, fail, keep_token, make_target, running_hub
 from hermes_hub.infra.errors import HubError
 
 URL_HELP = ("ask the hub serving at this streamable HTTP URL (http://HOST:PORT/mcp) through its own tools, as "
@@ -34,6 +34,18 @@ def local_only(url: str | None, **given: Any) -> None:
     if url is not None and named:
         fail(f"{', '.join(named)} reads the hub's store on this machine; over --url you are the token's user, "
              "so leave it out (or drop --url to work on the local store)", 2)
+
+
+def served(config: str, url: str | None, **local: Any) -> str | None:
+    """``url``; without one, the URL of the hub already serving ``config`` (said in one line), so a command
+    answers from the running hub instead of opening the store and the embedder here. None (work on the local
+    store) when none serves it, or when an option that picks among the store's users (``local``) is given."""
+    if url is not None or any(local.values()):
+        return url
+    ctx = click.get_current_context(silent=True)
+    token = ctx.meta.get(TOKEN_KEY, (None, None))[0] if ctx else None
+    flags = " ".join(f"--{k.replace('_', '-')}" for k in local)
+    return running_hub(config, token, otherwise=f"{flags} works on the store here" if flags else "")
 
 
 @asynccontextmanager
