@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from hermes_hub.infra.errors import InvalidInput
-from hermes_hub.core.schedules.timing import Timing, interval, jitter
+from hermes_hub.core.schedules.timing import Timing, interval, jitter, written
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -42,6 +42,11 @@ def test_an_interval_counts_real_seconds_from_its_anchor_and_accepts_people_s_un
     assert (every.after(100.0, 100.0), every.after(100.0 + 5400, 100.0)) == (5500.0, 10900.0)
     assert interval("2h") == 7200 and interval(90) == 90 and interval("1d") == 86400
     assert interval("3600") == 3600 and interval(" 90 ") == 90  # seconds as digits: the tool types every as a string
+
+
+@pytest.mark.parametrize("spec", ["15m", "1h30m", "1d", "1w2d", "1m30s"])
+def test_an_interval_is_shown_the_way_it_is_written(spec):
+    assert written(interval(spec)) == spec  # the status page and `schedules` say "every 1d", not 86400.0
 
 
 def test_a_one_off_is_due_once_and_never_after():

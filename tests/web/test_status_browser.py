@@ -9,7 +9,7 @@ import anyio
 import httpx2
 import pytest
 
-from tests.support import serve_process
+from tests.support import as_user, serve_process
 from tests.web.pages import TOKENS, base_url, browser, cli, hub_config, seed_runs, store_token
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -215,3 +215,53 @@ async def test_a_call_shows_up_at_once_through_the_event_bus_not_at_the_next_pol
         async with Client(streamable_http_client(served.url)) as host:
             await host.call_tool("alpha_echo", {"text": "hello"})
         await page.locator("table.calls code.name", has_text="alpha_echo").first.wait_for(timeout=5_000)
+
+
+OVERFLOWS = """() => {
+  const width = document.documentElement.clientWidth;
+  const out = [];
+  for (const el of document.querySelectorAll('main *')) {
+    const box = el.getBoundingClientRect();
+    if (!box.width || getComputedStyle(el).display === 'none') continue;
+    if (box.right > width + 0.5) out.push(`${el.tagName.toLowerCase()}.${el.className} ends at ${box.right}`);
+    if (['TD', 'TH', 'DD', 'DT'].includes(el.tagName) && el.scrollWidth > el.clientWidth + 1)
+      out.push(`${el.tagName.toLowerCase()}.${el.className} clips ${el.scrollWidth - el.clientWidth}px`);
+  }
+  return out;
+}"""
+
+
+READ_CELLS = """(table) => [...document.querySelectorAll(`${table} tbody td`)].map(td => {
+  const label = getComputedStyle(td, '::before').content;  // what a reader sees where the header was
+  return (label && label !== 'none' ? JSON.parse(label) : '') + td.innerText;
+})"""
+
+
+async def test_at_390px_runs_schedules_and_memory_fit_and_every_column_shows(tmp_path):
+    async with serve_process(hub_config(tokens=True), tmp_path) as served, browser() as chromium:
+        url = base_url(served.url)
+        runs = await seed_runs("root", task="summarise the quarterly planning thread and {user}'s notes from Tuesday")
+        async with as_user(served.url, TOKENS["root"]) as root:
+            for args in ({"task": "remind me to water the plants on the balcony before it gets dark", "every": "1d"},
+                         {"task": "weekly review", "cron": "0 9 * * MON", "timezone": "Europe/Amsterdam"}):
+                made = await root.call_tool("hermes_schedule_create", args)
+                assert not made.is_error, made.content
+            await root.call_tool("hermes_memory_remember", {"text": "the balcony plants need water daily"})
+        page = await chromium.new_page(viewport={"width": 390, "height": 844})
+        await log_in(page, url, "root")
+
+        assert await page.evaluate(OVERFLOWS) == []  # nothing past the right edge, no cell cut short
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+        run = " | ".join(await page.evaluate(READ_CELLS, "table.runs"))
+        for shown in ("summarise the quarterly planning thread", "answered", "rounds 2", "tokens 120+30", "up"):
+            assert shown in run
+        schedules = " | ".join(await page.evaluate(READ_CELLS, "table.schedules"))
+        for shown in ("water the plants on the balcony before it gets dark", "user root", "every 1d", "next 20",
+                      "last not yet", "cron 0 9 * * MON", "Europe/Amsterdam"):
+            assert shown in schedules
+        assert "1 memory" in await page.locator("section[aria-labelledby=h-memory]").inner_text()
+
+        await page.goto(f"{url}/status/runs/{runs['root']}")  # one run, round by round
+        await page.wait_for_selector("text=Round 2", timeout=SECONDS)
+        assert await page.evaluate(OVERFLOWS) == []
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -46,7 +46,9 @@ def _print(rows: list[dict[str, Any]], as_json: bool, headers: list[str], empty:
 
 
 def _when(s: dict[str, Any]) -> str:
-    return next(f"{k} {s[k]}" for k in ("at", "every", "cron") if k in s)
+    from hermes_hub.core.schedules.timing import written
+
+    return next(f"{k} {written(s[k]) if k == 'every' else s[k]}" for k in ("at", "every", "cron") if k in s)
 
 
 @click.group(invoke_without_command=True)

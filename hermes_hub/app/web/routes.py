@@ -29,6 +29,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Redire
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from hermes_hub.core.schedules.timing import written
 from hermes_hub.infra.errors import HubError, NotFound
 from hermes_hub.infra.throttle import Throttle, Throttled
 from hermes_hub.app.web import view
@@ -55,6 +56,7 @@ _env.globals.update(sparkline=sparkline, outcomes=view.OUTCOMES, poll_ms=POLL_SE
                     fallback_ms=FALLBACK_SECONDS * 1000)
 _env.filters["wbr"] = lambda name: Markup("<wbr>").join(  # a name may break after _ or -, never mid-word
     re.split(r"(?<=[_\-])", str(escape(name))))
+_env.filters["every"] = written
 _env.filters["duration"] = lambda s: (f"{s:.0f}s" if s < 120 else f"{s / 60:.0f} min" if s < 7200
                                       else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days")
 

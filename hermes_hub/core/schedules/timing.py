@@ -52,6 +52,16 @@ def interval(text: str | int | float) -> float:
     return seconds
 
 
+def written(seconds: float) -> str:
+    """An interval the way ``every`` is written: 86400 -> ``1d``, 5400 -> ``1h30m``, 90 -> ``1m30s``."""
+    left, parts = int(seconds), []
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size:
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return "".join(parts) or "0s"
+
+
 def instant(text: str, tz: ZoneInfo) -> float:
     """An ISO 8601 time; one without an offset is a wall time in ``tz``."""
     try:
