@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hermes_hub.app.cli import main
-from tests.support import BUILTIN_TOOLS, PROJECT, demo, free_port, served_hub, toy
+from tests.support import BUILTIN_TOOLS, OWN_LISTED, PROJECT, demo, free_port, served_hub, toy
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -184,7 +184,8 @@ def test_servers_shows_each_state_and_count_and_a_failed_servers_reason_in_full_
         "old     DISABLED  -          -      -          -        -           -",
         f"ghost FAILED: {fix}",  # the cell cuts off the fix, so the whole reason follows the table
     ]
-    assert re.fullmatch(rf"{2 + len(BUILTIN_TOOLS)} tools \(~[\d,]+ tokens of tool list\)", totals)
+    assert re.fullmatch(rf"{2 + len(BUILTIN_TOOLS)} tools, {2 + len(OWN_LISTED)} listed \(~[\d,]+ tokens of tool list; "
+                        rf"`tools --tokens` for each\)", totals)
 
 
 def test_servers_exits_0_when_every_enabled_server_is_ready_and_help_names_the_codes(notes_config):
@@ -216,8 +217,8 @@ def test_tools_of_working_servers_are_listed_even_when_another_servers_command_d
     assert result.exit_code == 0
     header, *rows = lines(result.stdout)
     assert header.split() == ["TOOL", "SERVER", "DESCRIPTION"]
-    assert {row.split()[0] for row in rows} == BUILTIN_TOOLS | {"notes_create_note", "notes_search_notes"}
-    assert any(row.startswith("hermes_hub_status ") and " hermes  Show the hub's downstream servers" in row
+    assert {row.split()[0] for row in rows} == OWN_LISTED | {"notes_create_note", "notes_search_notes"}
+    assert any(row.startswith("hermes_memory_recall ") and " hermes  Search the user's memories" in row
                for row in rows)
 
 

@@ -22,7 +22,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from tests.support import BUILTIN_TOOLS, PROJECT, hub_env, toy
+from tests.support import OWN_LISTED, PROJECT, hub_env, toy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -129,7 +129,7 @@ async def _probe(host: Host, start: float, baseline: float) -> None:
     listed = await host.answer(3, timeout=1 + SLACK + 1)
     assert listed is not None and "result" in listed, listed
     assert time.monotonic() - asked <= 1 + SLACK
-    assert BUILTIN_TOOLS <= _names(listed)
+    assert OWN_LISTED <= _names(listed)
     assert not {n for n in _names(listed) if n.startswith(("slow_", "dead_"))}
 
     # A call to a tool that needs no server works while both servers are down.
@@ -153,7 +153,7 @@ async def _settling(host: Host, start: float) -> None:
     await host.send({"id": 2, "method": "tools/list"})
     listed = await host.answer(2, timeout=5)
     assert listed is not None
-    assert BUILTIN_TOOLS <= _names(listed) and "slow_echo" not in _names(listed)
+    assert OWN_LISTED <= _names(listed) and "slow_echo" not in _names(listed)
     early = time.monotonic() - start
 
     # The slow server becomes READY about 10 s in: the hub says so, and the next list has its tools.

@@ -16,7 +16,7 @@ from mcp import Client, MCPError
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
-from tests.support import BUILTIN_TOOLS, PROJECT, demo, toy, until
+from tests.support import BUILTIN_TOOLS, OWN_LISTED, PROJECT, demo, toy, until
 
 pytestmark = pytest.mark.anyio
 ERAS = ["auto", "legacy"]
@@ -43,7 +43,7 @@ async def test_tools_of_every_server_are_listed_with_their_prefix(demo_hub, mode
     async with demo_hub.client(mode=mode) as host:
         tools = {t.name: t for t in (await host.list_tools()).tools}
     assert set(tools) == {
-        *BUILTIN_TOOLS, "calendar_query", "calendar_create_event", "reminders_send_reminder",
+        *OWN_LISTED, "calendar_query", "calendar_create_event", "reminders_send_reminder",
         "reminders_list_reminders", "notes_create_note", "notes_search_notes",
     }
     assert tools["calendar_query"].meta["hermes-hub/origin"] == {"server": "calendar", "name": "query"}
@@ -125,14 +125,14 @@ async def test_allow_and_deny_lists_filter_a_servers_tools(tmp_path):
         names = {t.name for t in (await host.list_tools()).tools}
         with pytest.raises(MCPError):
             await host.call_tool("notes_search_notes", {"query": "x"})
-    assert names == {*BUILTIN_TOOLS, "notes_create_note", "calendar_query"}
+    assert names == {*OWN_LISTED, "notes_create_note", "calendar_query"}
 
 
 async def test_an_empty_prefix_serves_the_servers_own_names(tmp_path):
     async with hub_of({"cal": demo("calendar", tmp_path, prefix="")}) as h, h.client() as host:
         names = {t.name for t in (await host.list_tools()).tools}
         result = await host.call_tool("query", {"start_date": "2026-01-01", "end_date": "2026-01-02"})
-    assert names == {*BUILTIN_TOOLS, "query", "create_event"}
+    assert names == {*OWN_LISTED, "query", "create_event"}
     assert result.structured_content == {"events": []}
 
 
@@ -294,7 +294,7 @@ async def test_an_http_request_that_skipped_the_hubs_authentication_is_refused_n
                 async with hub.client(mode=mode) as local:  # in-process, no HTTP request: the local user
                     listed = [t.name for t in (await local.list_tools()).tools]
             server.should_exit = True
-    assert "hermes_hub_status" in listed
+    assert "hermes_memory_recall" in listed
     assert "carries no caller identity" in refused.value.message
 
 

@@ -9,7 +9,7 @@ from mcp import MCPError
 
 from hermes_hub import Hub
 from hermes_hub.infra.config import parse_config
-from tests.support import BUILTIN_TOOLS, toy
+from tests.support import OWN_LISTED, toy
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ async def test_a_remembered_listing_changes_as_soon_as_a_server_goes_away(mode):
                 await hub.reload(parse_config({"mcpServers": {}}))
                 after = {t.name for t in (await host.session.list_tools()).tools}
     assert "toy_echo" in first and first == again
-    assert after == BUILTIN_TOOLS
+    assert after == OWN_LISTED
 
 
 async def test_a_malformed_list_request_is_still_refused_once_the_listing_is_remembered():

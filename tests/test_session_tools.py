@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def host():
-    async with Hub(parse_config({"mcpServers": {}})) as hub, hub.client() as client:
+    async with Hub(parse_config({"mcpServers": {}, "hub": {"own_tools": "all"}})) as hub, hub.client() as client:
         client.hub = hub  # type: ignore[attr-defined]
         yield client
 

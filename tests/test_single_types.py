@@ -27,7 +27,8 @@ def types_in(schema: Any, path: str = "") -> list[tuple[str, Any]]:
 
 
 async def test_every_own_tool_argument_has_one_type(tmp_path):
-    config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
+    config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+                           "hub": {"own_tools": "all"}})
     async with Hub(config) as hub, hub.client() as host:
         tools = (await host.list_tools()).tools
     assert {"hermes_schedule_create", "hermes_schedule_update"} <= {t.name for t in tools}
@@ -37,7 +38,8 @@ async def test_every_own_tool_argument_has_one_type(tmp_path):
 
 
 async def test_an_interval_given_as_digits_schedules_like_seconds(tmp_path):
-    config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"}})
+    config = parse_config({"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+                           "hub": {"own_tools": "all"}})
     async with Hub(config) as hub, hub.client() as host:
         made = await host.call_tool("hermes_schedule_create", {"task": "check the build", "every": "3600"})
         words = await host.call_tool("hermes_schedule_create", {"task": "check the build", "every": "1h"})

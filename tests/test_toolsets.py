@@ -243,7 +243,7 @@ async def test_a_member_the_view_does_not_define_does_not_exist_rather_than_reac
     raw = {"mcpServers": {}, "toolsets": {"none": {"servers": []}}, "memory": {"embedder": "none"}}
     hub = Hub(parse_config(raw))
     view = hub.endpoint("none").view
-    for member in ("rebuild", "mounts", "collisions", "name_warnings", "tools", "route_uri", "token_estimate"):
+    for member in ("rebuild", "mounts", "collisions", "name_warnings", "tools", "route_uri", "argument_problems"):
         assert hasattr(hub.catalog, member)
         with pytest.raises(AttributeError):
             getattr(view, member)

@@ -56,7 +56,11 @@ def servers_table(status: dict[str, Any]) -> str:
     for d in status.get("drift", []):
         out += f"\nwarning: tool '{d['name']}' is withheld: its definition changed ({', '.join(d['changed'])}); " \
                f"see `hermes-hub tools --drift`"
-    out += f"\n{status['totals']['tools']} tools (~{status['tool_list_tokens']:,} tokens of tool list)"
+    totals = status["totals"]
+    listed = totals.get("tools_listed", totals["tools"])  # a hub of an older release says only the total
+    out += (f"\n{totals['tools']} tools, {listed} listed (~{status['tool_list_tokens']:,} tokens of tool list; "
+            f"`tools --tokens` for each)" if listed != totals["tools"] else
+            f"\n{totals['tools']} tools (~{status['tool_list_tokens']:,} tokens of tool list)")
     return out
 
 

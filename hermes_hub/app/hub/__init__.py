@@ -29,7 +29,7 @@ from hermes_hub.core.aggregation.namespace import Namespace
 from hermes_hub.core.aggregation.overrides import Overrides
 from hermes_hub.core.aggregation.retry import RetryPolicy
 from hermes_hub.infra.bridge import Bridge
-from hermes_hub.core.builtins import Builtins
+from hermes_hub.core.builtins import Builtins, own_listed
 from hermes_hub.core.builtins.agent_tools import agent_items
 from hermes_hub.core.builtins.artifact_tools import artifact_items
 from hermes_hub.core.builtins.audit_tools import audit_items
@@ -142,16 +142,19 @@ class Hub(Parts, Reports):
 
     def _endpoint(self, toolset: str | None) -> Endpoint:
         """``/mcp`` (``toolset`` None) or ``/mcp/<toolset>``: a view of the catalog and its own server."""
+        ns = Namespace(self.config.hub.prefix, self.config.hub.separator)
+
         def scope() -> Scope:
             hub = self.config.hub
+            own = own_listed(hub.own_tools, ns)
             if toolset is None:
-                return Scope(lazy=hub.expose == "lazy", always=NameFilter.of(hub.always), cache_ttl_ms=hub.cache_ttl_ms)
+                return Scope(lazy=hub.expose == "lazy", always=NameFilter.of(hub.always), cache_ttl_ms=hub.cache_ttl_ms,
+                             own=own, own_source=self.builtins.name)
             ts = self.config.toolsets.get(toolset)
             if ts is None:  # removed by a reload
                 return Scope(servers=frozenset(), cache_ttl_ms=hub.cache_ttl_ms)
-            return Scope.of(ts, hub.always, hub.cache_ttl_ms)
+            return Scope.of(ts, hub.always, hub.cache_ttl_ms, own, self.builtins.name)
 
-        ns = Namespace(self.config.hub.prefix, self.config.hub.separator)
         view = View(self.catalog, scope, self.tool_index, ns.name, toolset)
         view.tools_changed()
         announcer = Announcer()

@@ -39,7 +39,8 @@ class Reports:
 
     def status(self, viewer: Identity) -> dict[str, Any]:
         """The servers ``viewer`` may use and their states (``hub.local``: everything; see ``hermes_hub.app.hub.status``)."""
-        return status.hub_status(self.config, self.pool, self.catalog, viewer)
+        return status.hub_status(self.config, self.pool, self.catalog, viewer,
+                                 self.endpoints[None].view.list_tools(viewer))
 
     def token_report(self, viewer: Identity) -> dict[str, Any]:
         """What each endpoint's tool list costs ``viewer`` in tokens, and what lazy saves."""

@@ -17,15 +17,19 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_hub.core.aggregation.catalog import Catalog
+from hermes_hub.core.toolsets.tokens import listing_tokens
 from hermes_hub.infra.call import Identity, require_identity
 from hermes_hub.infra.config import HubConfig, ServerConfig
 from hermes_hub.downstream import Connection, Pool
 from hermes_hub.downstream.accounts import Accounts
 from hermes_hub.downstream.era import era
 from hermes_hub.infra.errors import ASK_ADMIN
+
+if TYPE_CHECKING:
+    import mcp.types as types
 
 
 def may_use(cfg: ServerConfig, viewer: Identity) -> bool:
@@ -120,8 +124,10 @@ def data_location(config: HubConfig) -> dict[str, str]:
     return {"folder": str(folder), "store": store, "secret_key": key}
 
 
-def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity) -> dict[str, Any]:
-    """The servers ``viewer`` may use and the totals of what they may use (an admin: everything)."""
+def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity,
+               listed: list[types.Tool]) -> dict[str, Any]:
+    """The servers ``viewer`` may use and the totals of what they may use (an admin: everything); ``listed``:
+    what ``/mcp`` lists them, whose cost in tokens is counted as ``hermes-hub tools --tokens`` counts it."""
     require_identity(viewer)
     servers = [server_status(c, catalog, viewer) for c in pool.connections.values() if may_use(c.cfg, viewer)]
     servers += [{"name": n, "state": "DISABLED"} for n, s in config.mcp_servers.items()
@@ -133,11 +139,12 @@ def hub_status(config: HubConfig, pool: Pool, catalog: Catalog, viewer: Identity
         "servers": servers,
         "totals": {
             "tools": len(tools),
+            "tools_listed": len(listed),
             "resources": len(catalog.visible(catalog.resources, viewer)),
             "resource_templates": len(catalog.visible(catalog.templates, viewer)),
             "prompts": len(catalog.visible(catalog.prompts, viewer)),
         },
-        "tool_list_tokens": catalog.token_estimate(tools),
+        "tool_list_tokens": listing_tokens(listed),
         "collisions": [],
         "name_warnings": catalog.name_warnings if viewer.is_admin else [],  # fixes in hub.json: the admin's
         "config_warnings": config.warnings if viewer.is_admin else [],

@@ -8,7 +8,6 @@ background queues, are shown to admins only (``hermes_hub.app.hub.status``).
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from hermes_hub.services import audit
 from hermes_hub.core.agent.runs import run_summary, run_trace
 from hermes_hub.infra.call import Identity
 from hermes_hub.infra.storage.records import utcnow
+from hermes_hub.core.toolsets.tokens import listing_tokens
 from hermes_hub.app.web.activity import MINUTES, per_server
 
 if TYPE_CHECKING:
@@ -36,8 +36,7 @@ def colour(state: str) -> str:
 def _tools_of(hub: Hub, source: Any, viewer: Identity) -> tuple[list[dict[str, str]], int]:
     """The public tools ``source`` offers ``viewer``, with descriptions, and their schema cost in tokens."""
     items = [e.item for e in hub.catalog.tools.values() if e.mount.source is source and e.mount.offers(e.original, viewer)]
-    cost = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in items])) // 4
-    return [{"name": t.name, "description": t.description or ""} for t in items], cost if items else 0
+    return [{"name": t.name, "description": t.description or ""} for t in items], listing_tokens(items)
 
 
 async def view(hub: Hub, viewer: Identity, *, tool: str | None = None, outcome: str | None = None) -> dict[str, Any]:

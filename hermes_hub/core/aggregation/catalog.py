@@ -140,12 +140,6 @@ class Catalog:
             return self._tool_list if index is self._shared else index.tool_list
         return [e.item for e in index.tools.values() if e.mount.offers(e.original, caller)]
 
-    def token_estimate(self, tools: Sequence[types.Tool] | None = None) -> int:
-        """Roughly what ``tools`` (default: the whole list) cost a host's context (4 characters a token)."""
-        dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json")
-                  for t in (self._tool_list if tools is None else tools)]
-        return len(json.dumps(dumped)) // 4
-
     def argument_problems(self, name: str, arguments: dict[str, Any]) -> list[str]:
         """What ``arguments`` lack for tool ``name`` by its schema (empty: fine, or no such tool)."""
         entry = self.tools.get(name)

@@ -64,10 +64,9 @@ def _run_tool(get_agent: Callable[[], Agent], get_config: Callable[[], HubConfig
 
     tool = types.Tool(
         name="agent_run",
-        description=("Give a task to the hub's agent: a model that works through the tools you may use, with your "
-                     "memories and the session's history, and answers. Returns the answer, with the rounds, "
-                     "tool calls and stop_reason (answered, max_rounds, repeated_results, declined, cancelled, "
-                     "model_error)."),
+        description=("Give a task to the hub's agent: a model that works through your tools, memories and the "
+                     "session's history, and answers. Returns the answer, rounds, tool calls and stop_reason "
+                     "(answered, max_rounds, repeated_results, declined, cancelled, model_error)."),
         input_schema=SCHEMA,
         annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True),
         execution=types.ToolExecution(task_support="optional"),  # a host that speaks tasks gets one (tasks.py)

@@ -21,10 +21,11 @@ from hermes_hub.services.memory import Memories, RecallQuery
 from hermes_hub.services.memory.documents import Documents
 from hermes_hub.services.memory.model import KINDS, MAX_QUERY_CHARS, MAX_TEXT_CHARS, RecallItem, parse_time
 
-MID = {"type": "string", "description": "a memory id (mem_…) from remember, recall or list"}
+MID = {"type": "string", "description": "a memory id (mem_…), as recall and list give"}
 SOURCES = {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 50,
-           "description": "the ids of the messages it comes from (message_id in hermes_session_history)"}
+           "description": "message_ids (hermes_session_history) it comes from"}
 TIME = {"type": "string", "description": "ISO 8601, e.g. 2026-05-07 or 2026-05-07T14:30:00+02:00"}
+SHORT_TIME = {"type": "string", "description": "ISO 8601"}
 
 
 def _schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -136,23 +137,22 @@ def memory_items(get: Callable[[], Memories], documents: Callable[[], Documents 
         return _tool(name, description, schema, run, get, **kw)
 
     sources = {"type": "array", "items": {"enum": ["memories", "sessions", "documents"]}, "minItems": 1,
-               "uniqueItems": True, "description": "what to search: your memories, your past conversations (both by "
-               "default), your documents (hermes_docs_add)"}
+               "uniqueItems": True, "description": "default: memories and sessions (past conversations)"}
     return [
         tool("memory_remember",
-             "Remember something about the user for later conversations, in any host: one fact, preference, "
-             "plan... per call. status is 'added', 'duplicate' (it was already known) or 'superseded' (it "
-             "replaced the memory named in supersedes: use that when a fact changed, e.g. a new address).",
+             "Remember one thing about the user (fact, preference, plan...) for later conversations in any "
+             "host. status: 'added', 'duplicate' (already known) or 'superseded' (it replaced the memory in "
+             "supersedes: use that when a fact changed).",
              _schema({"text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
                       "kind": {"enum": list(KINDS)}, "event_time": TIME,
                       "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                       "supersedes": MID, "source_message_ids": SOURCES}, ("text",)), _remember, private=("text",)),
         tool("memory_recall",
-             "Search the user's long-term memories and past conversations with a question as a person would "
-             "ask it (any language); best first. Superseded and archived memories are left out unless asked for.",
+             "Search the user's memories and past conversations with a question as a person would ask it (any "
+             "language); best first. Superseded and archived memories only if asked for.",
              _schema({"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
                       "limit": {"type": "integer", "minimum": 1, "maximum": 200}, "sources": sources,
-                      "since": TIME, "until": TIME, "include_superseded": {"type": "boolean"},
+                      "since": SHORT_TIME, "until": SHORT_TIME, "include_superseded": {"type": "boolean"},
                       "include_archived": {"type": "boolean"}}, ("query",)), recall, read_only=True),
         tool("memory_list", "List the user's memories, newest first; page with cursor.",
              _schema({"state": {"enum": ["active", "archived"]}, "kind": {"enum": list(KINDS)},

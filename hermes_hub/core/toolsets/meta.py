@@ -16,8 +16,8 @@ def meta_tools(public: dict[str, str]) -> list[types.Tool]:
             name=search,
             description=(
                 "Find the tools for a task among every tool this hub can call (most are not listed, to save "
-                "context). Say what you want in plain words, in any language, e.g. \"remind me tomorrow at 9 "
-                "to call the bank\". Returns names, servers, descriptions and scores; then call "
+                "context). Say what you want in plain words (any language), e.g. \"remind me at 9 to call the "
+                "bank\". Returns names, servers, descriptions and scores; then call "
                 f"{describe} for their parameters and {public[CALL]} to run one."),
             input_schema={"type": "object", "properties": {
                 "query": {"type": "string", "minLength": 1, "description": "what you want to do"},

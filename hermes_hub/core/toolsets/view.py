@@ -6,8 +6,11 @@
 The hub's own tools are one more source, ``hermes`` (every built-in registered in ``builtins``): a
 toolset chooses them like any server's (``"servers": ["hermes", "git"]``, or single tools by glob in
 its ``tools`` filter); one whose ``servers`` leaves ``hermes`` out gets none of them but those
-``hub.always`` names. A lazy view lists ``tools_search``, ``tools_describe`` and ``tools_call`` plus
-only what ``hub.always`` names; every other tool in scope stays findable and callable through them;
+``hub.always`` names. Of the own tools in scope only those ``hub.own_tools`` names are listed (by default
+a few: remember, recall, the agent run, session search); the others are still called by name and found
+by the lazy search, at no cost to a host's context. A toolset naming ``hermes`` lists all of them.
+A lazy view lists ``tools_search``, ``tools_describe`` and ``tools_call`` plus
+only what ``hub.always`` and ``hub.own_tools`` name; every other tool in scope stays findable and callable through them;
 a call through ``tools_call`` is the catalog's own ``call_tool`` for the real tool (validation,
 roles, audit under the real name, progress and questions relayed), so it returns exactly what a
 direct call returns. A tool outside the view, or one the caller may not use, is never found,
@@ -51,12 +54,22 @@ class Scope:
     lazy: bool = False
     always: NameFilter = NOTHING  # hub.always: listed even lazily, in every toolset whatever its servers
     cache_ttl_ms: int = 0  # hub.cache_ttl_ms: what the hub vouches for a list part without a hint of its own
+    # hub.own_tools: which of the hub's own tools (the source ``own_source``) are listed; the rest stay in
+    # scope, so they are called by name and found by the lazy search, but cost a host no context
+    own: NameFilter = field(default_factory=NameFilter)
+    own_source: str | None = None
 
     @classmethod
-    def of(cls, ts: ToolsetConfig, always: Sequence[str] = (), cache_ttl_ms: int = 0) -> Scope:
+    def of(cls, ts: ToolsetConfig, always: Sequence[str] = (), cache_ttl_ms: int = 0,
+           own: NameFilter = NameFilter(), own_source: str | None = None) -> Scope:
+        """A toolset's scope. One that names the own source in ``servers`` chose all of it: lists every own
+        tool it admits (but lazily, which lists only ``own``); any other lists ``own`` (hub.own_tools)."""
         servers = None if ts.servers is None else frozenset(ts.servers)
-        return cls(servers, NameFilter.of(ts.tools.allow, ts.tools.deny), ts.expose == "lazy",
-                   NameFilter.of(always), cache_ttl_ms)
+        lazy = ts.expose == "lazy"
+        if servers is not None and own_source in servers and not lazy:
+            own = NameFilter()
+        return cls(servers, NameFilter.of(ts.tools.allow, ts.tools.deny), lazy, NameFilter.of(always), cache_ttl_ms,
+                   own, own_source)
 
     @property
     def everything(self) -> bool:
@@ -65,6 +78,15 @@ class Scope:
     def admits(self, entry: Entry, public: str) -> bool:
         return ((self.servers is None or entry.mount.source.name in self.servers or self.always(public))
                 and self.tools(public))
+
+    def lists(self, entry: Entry, public: str, *, lazy: bool | None = None) -> bool:
+        """Whether tools/list names this tool (``lazy``: as a lazy listing would, beside the meta-tools)."""
+        if not self.admits(entry, public):
+            return False
+        own = self.own_source is not None and entry.mount.source.name == self.own_source
+        if self.lazy if lazy is None else lazy:
+            return self.always(public) or (own and self.own(public))
+        return not own or self.own(public) or self.always(public)
 
 
 class View:
@@ -120,15 +142,21 @@ class View:
         return [t for t in self.tools_in_scope(caller) if apps.for_model(t)]
 
     def list_tools(self, caller: Identity) -> list[types.Tool]:
-        if not self.scope().lazy:
+        scope = self.scope()
+        if not scope.lazy and scope.own == NameFilter():  # every tool in scope is listed
             return self.tools_in_scope(caller)
-        return self.always_listed(caller) + self.meta
+        listed = self._listed(caller, scope.lazy)
+        return listed + self.meta if scope.lazy else listed
 
     def always_listed(self, caller: Identity) -> list[types.Tool]:
-        """The tools ``hub.always`` names that ``caller`` may use here: what a lazy view lists besides
-        the meta-tools (in catalog order)."""
-        always = self.scope().always
-        return [t for t in self.tools_in_scope(caller) if always(t.name)]
+        """What a lazy view lists ``caller`` besides the meta-tools (in catalog order): the tools ``hub.always``
+        names and the own tools ``hub.own_tools`` lists."""
+        return self._listed(caller, lazy=True)
+
+    def _listed(self, caller: Identity, lazy: bool) -> list[types.Tool]:
+        scope = self.scope()
+        entries = self.catalog.index_of(caller).tools
+        return [t for t in self.tools_in_scope(caller) if scope.lists(entries[t.name], t.name, lazy=lazy)]
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         if (meta := self._meta_by_name.get(name)) is not None and self.scope().lazy:
@@ -168,7 +196,7 @@ class View:
             index = {"tools": self.catalog.tools, "resources": self.catalog.resources,
                      "templates": self.catalog.templates, "prompts": self.catalog.prompts}[kind]
             if kind == "tools":
-                entries = [e for n, e in index.items() if scope.admits(e, n) and (not scope.lazy or scope.always(n))]
+                entries = [e for n, e in index.items() if scope.lists(e, n)]
             else:
                 entries = list(self._of_servers(index).values())
             parts = {id(e.mount): e.mount for e in entries}

@@ -59,6 +59,9 @@ class HubSection(_Strict):
     expose: Literal["all", "lazy"] = "all"  # lazy: search/describe/call meta-tools plus what ``always`` names
     # tool globs over public names listed even lazily, and in every toolset whatever its servers
     always: list[str] = Field(default_factory=list, max_length=200)
+    # which of the hub's own tools tools/list names: "core" (remember, recall, the agent run, session search),
+    # "all", or a list of "core" and globs over public names; the rest are still called by name
+    own_tools: Literal["core", "all"] | list[str] = Field("core")
     # the ttlMs the hub gives a list part whose server set no hint (its own tools, handshake-era servers):
     # the hub announces every change of its lists with list_changed; 0 vouches for nothing
     cache_ttl_ms: int = Field(60_000, ge=0, le=86_400_000)
@@ -81,6 +84,18 @@ class HubSection(_Strict):
     @classmethod
     def _origin(cls, url: str | None) -> str | None:
         return _origin_url(url, "hub.public_url")
+
+    @field_validator("own_tools")
+    @classmethod
+    def _own(cls, names: str | list[str]) -> str | list[str]:
+        if isinstance(names, list):
+            if len(names) > 200:
+                raise ValueError("hub.own_tools names at most 200 globs")
+            for name in names:
+                if name != "core" and not re.fullmatch(r"[A-Za-z0-9_.*?\-\[\]]{1,128}", name):
+                    raise ValueError(f"hub.own_tools: {name[:64]!r} is neither \"core\" nor a glob over tool names "
+                                     f"(e.g. \"hermes_schedule_*\")")
+        return names
 
     @field_validator("allowed_hosts")
     @classmethod
