@@ -208,6 +208,7 @@ BUILTIN_TOOLS = {
     "hermes_time_resolve",
     *(f"hermes_schedule_{op}" for op in ("create", "list", "get", "update", "delete")),
     *(f"hermes_docs_{op}" for op in ("add", "list", "forget")),
+    *(f"hermes_token_{op}" for op in ("create", "list", "revoke")),  # admins only
 }
 # Those tools/list names by default (hub.own_tools "core"); the others are called by name.
 OWN_LISTED = {"hermes_memory_remember", "hermes_memory_recall", "hermes_agent_run", "hermes_session_search"}

@@ -75,3 +75,33 @@ async def test_memory_audit_traces_and_schedules_answer_over_url_as_the_tokens_u
         anonymous = cli("memory", "list", "--url", url)
         assert anonymous.returncode == 1
         assert "this hub needs a token: pass --token or set HERMES_TOKEN" in anonymous.stderr
+
+
+async def test_token_create_list_and_revoke_over_url_need_an_admins_token_and_the_new_token_works(tmp_path):
+    root = "root-token-0123456789abcdef0123"
+    config = {"mcpServers": {}, "auth": {"tokens": [{"token": root, "user": "root", "role": "admin"},
+                                                    {"token": ANA, "user": "ana"}]}}
+    async with serve_process(config, tmp_path) as served:
+        url = served.url
+        made = cli("token", "create", "bob", "--name", "bob's laptop", "--url", url, "--token", root)
+        assert made.returncode == 0, made.stderr
+        secret = made.stdout.strip()
+        assert f"a host sends it as the header   Authorization: Bearer {secret}" in made.stderr
+        assert f"export HERMES_TOKEN={secret}" in made.stderr and "first token" not in made.stderr
+        async with as_user(url, secret) as bob:  # the new token is bob's on the serving hub at once
+            assert not (await bob.call_tool("hermes_memory_remember", {"text": "Bob likes tea"})).is_error
+
+        rows = json.loads(cli("token", "list", "--json", "--url", url, "--token", root).stdout)
+        [bobs] = [r for r in rows if r["user"] == "bob"]
+        assert (bobs["name"], bobs["role"], bobs["revoked_at"]) == ("bob's laptop", "user", None)
+        assert secret not in json.dumps(rows)
+
+        refused = cli("token", "list", "--url", url, "--token", ANA)  # a user's token may not manage tokens
+        assert refused.returncode == 1 and "admin" in refused.stderr and "Traceback" not in refused.stderr
+        wrong = cli("token", "revoke", "tok_nope", "--url", url, "--token", root)
+        assert wrong.returncode == 1 and "no live token with id 'tok_nope'" in wrong.stderr
+
+        revoked = cli("token", "revoke", bobs["id"], "--url", url, "--token", root)
+        assert revoked.returncode == 0 and revoked.stdout == f"revoked {bobs['id']}\n", revoked.stderr
+        gone = cli("memory", "list", "--url", url, "--token", secret)
+        assert gone.returncode == 1 and "refused the token (401)" in gone.stderr

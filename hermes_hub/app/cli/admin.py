@@ -1,5 +1,5 @@
-"""``hermes-hub token``, ``audit`` and ``traces``: the hub's own state, read from its store directly (audit and
-traces also from a served hub, over ``--url``)."""
+"""``hermes-hub token``, ``audit`` and ``traces``: the hub's own state, read from its store directly, or from a
+served hub over ``--url`` (tokens through its admin-only ``hermes_token_*`` tools)."""
 
 from __future__ import annotations
 
@@ -56,19 +56,29 @@ def token() -> None:
 @click.argument("user")
 @click.option("--role", type=click.Choice(ROLES), default="user", show_default=True)
 @click.option("--name", default="", help="a label, e.g. the device using it")
+@remote_options
 @CONFIG
-def token_create(user: str, role: str, name: str, config: str) -> None:
-    """Create a token for USER and print it once (only its hash is stored)."""
-
-    from hermes_hub.services.identity import create_token
+def token_create(user: str, role: str, name: str, url: str | None, config: str) -> None:
+    """Create a token for USER and print it once (only its hash is stored); over --url, as an admin."""
 
     async def go() -> None:
-        async with _store(config) as store:
-            first = not any(t.revoked_at is None for t in await store.list_tokens())
-            secret, record = await create_token(store, user, role, name)
+        if url is not None:
+            async with hub_client(config, url) as client:
+                made = await call_own(client, "hermes_token_create", {"user": user, "role": role, "name": name})
+            secret, first = made["token"], made["first"]
+            record = (made["id"], made["user"], made["role"])
+        else:
+            from hermes_hub.core.builtins.token_tools import live_tokens
+            from hermes_hub.services.identity import create_token
+
+            from hermes_hub.infra.config import load_config
+
+            async with _store(config) as store:
+                first = not load_config(config).auth.tokens and not await live_tokens(store)
+                secret, made = await create_token(store, user, role, name)
+            record = (made.id, made.user_id, made.role)
         click.echo(secret)
-        click.echo(f"created {record.id} for {record.user_id} (role {record.role}); it is shown only this once",
-                   err=True)
+        click.echo(f"created {record[0]} for {record[1]} (role {record[2]}); it is shown only this once", err=True)
         click.echo(f"a host sends it as the header   Authorization: Bearer {secret}", err=True)
         click.echo(f"the CLI reads it (with --url):  export HERMES_TOKEN={secret}", err=True)
         if first:  # whether a hub requires tokens is decided when it starts
@@ -80,21 +90,20 @@ def token_create(user: str, role: str, name: str, config: str) -> None:
 
 @token.command("list")
 @click.option("--json", "as_json", is_flag=True)
+@remote_options
 @CONFIG
-def token_list(as_json: bool, config: str) -> None:
+def token_list(as_json: bool, url: str | None, config: str) -> None:
     """List tokens and OAuth sign-ins with their client names (never their secrets)."""
 
     async def go() -> None:
-        async with _store(config) as store:
-            rows = await store.list_tokens()
-            grants = await store.list_oauth_grants()
-        data = [{"id": r.id, "user": r.user_id, "role": r.role, "name": r.name,
-                 "created_at": r.created_at.isoformat(), "revoked_at": r.revoked_at and r.revoked_at.isoformat()}
-                for r in rows]
-        data += [{"id": g.id, "user": g.user_id, "role": g.role, "name": f"OAuth: {g.client_name} ({g.resource})",
-                  "kind": "oauth", "client_id": g.client_id, "resource": g.resource, "scopes": g.scopes,
-                  "created_at": g.created_at.isoformat(), "revoked_at": g.revoked_at and g.revoked_at.isoformat()}
-                 for g in grants]
+        if url is not None:
+            async with hub_client(config, url) as client:
+                data = (await call_own(client, "hermes_token_list", {}))["tokens"]
+        else:
+            from hermes_hub.core.builtins.token_tools import token_rows
+
+            async with _store(config) as store:
+                data = await token_rows(store)
         if as_json:
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
@@ -107,22 +116,25 @@ def token_list(as_json: bool, config: str) -> None:
 
 @token.command("revoke")
 @click.argument("token_id")
+@remote_options
 @CONFIG
-def token_revoke(token_id: str, config: str) -> None:
+def token_revoke(token_id: str, url: str | None, config: str) -> None:
     """Revoke the token or OAuth sign-in with TOKEN_ID (see `token list`), on every replica."""
 
     async def go() -> None:
-        async with _store(config) as store:
-            if token_id.startswith("oag_"):  # an OAuth grant: its access and refresh tokens end with it
-                if not await store.revoke_oauth_grant(token_id, at=datetime.now(UTC)):
-                    raise HubError(f"no live OAuth sign-in with id {token_id!r}; see `hermes-hub token list`")
-                click.echo(f"revoked {token_id}: its client must sign in again")
-                return
-            if not await store.revoke_token(token_id, at=datetime.now(UTC)):
-                raise HubError(f"no live token with id {token_id!r}; see `hermes-hub token list`")
-            left = any(t.revoked_at is None for t in await store.list_tokens())
+        if url is not None:
+            async with hub_client(config, url) as client:
+                done = await call_own(client, "hermes_token_revoke", {"token_id": token_id})
+        else:
+            from hermes_hub.core.builtins.token_tools import revoke
+
+            async with _store(config) as store:
+                done = await revoke(store, token_id)
+        if done["kind"] == "oauth":
+            click.echo(f"revoked {token_id}: its client must sign in again")
+            return
         click.echo(f"revoked {token_id}")
-        if not left:
+        if not done["left"]:
             click.echo("no live token is left: a hub that requires tokens now refuses every HTTP caller until "
                        "you create one with `hermes-hub token create USER`", err=True)
 

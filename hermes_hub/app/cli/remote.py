@@ -60,7 +60,14 @@ async def hub_client(config: str, url: str | None, *, discover: bool = False) ->
 
 async def call_own(client: Any, tool: str, args: dict[str, Any]) -> Any:
     """``tool``'s structured answer; its text when it has none; a HubError saying what it answered on error."""
-    result = await client.call_tool(tool, args)
+    from mcp import MCPError
+
+    try:
+        result = await client.call_tool(tool, args)
+    except MCPError as e:  # refused before it ran: most often a tool this token's user may not use
+        unknown = "unknown tool" in e.error.message
+        raise HubError(f"the hub does not offer {tool} to this token's user" + (
+            " (admins only, or a hub of an older release)" if unknown else f": {e.error.message}")) from None
     text = " ".join(getattr(c, "text", "") for c in result.content).strip()
     if result.is_error:
         raise HubError(text or f"{tool} failed")

@@ -38,6 +38,7 @@ from hermes_hub.core.builtins.docs_tools import docs_items
 from hermes_hub.core.builtins.memory_tools import memory_items
 from hermes_hub.core.builtins.time_tools import time_items
 from hermes_hub.core.builtins.session_tools import session_items
+from hermes_hub.core.builtins.token_tools import token_items
 from hermes_hub.infra.call import Identity, acting_as, named_caller
 from hermes_hub.infra.config import HubConfig, load_config
 from hermes_hub.downstream import Pool
@@ -110,7 +111,8 @@ class Hub(Parts, Reports):
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
                           *memory_items(self._memories, self._documents), *agent_items(self._agent, lambda: self.config, self.audited_store,
                                                    self.agent_bridge),
-                          *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts))
+                          *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts),
+                          *token_items(self.audited_store, lambda: bool(self.config.auth.tokens)))
         self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
         self.scheduling, self.fires = Scheduling(self), True  # issue 24: schedules (fires: run the loop)
         self.builtins.add(*docs_items(self._documents, lambda: self.config))  # issue 23: documents
