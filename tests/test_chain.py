@@ -44,7 +44,8 @@ async def test_three_hubs_deep_names_accumulate_and_progress_and_elicitation_pas
                 echoed = await host.call_tool("b_c_toy_echo", {"text": "three hops"})
                 counted = await host.call_tool("b_c_toy_count", {"to": 3}, progress_callback=on_progress)
                 confirmed = await host.call_tool("b_c_toy_confirm", {"question": "Really?"})
-    assert {"b_c_toy_echo", "b_c_hermes_hub_status", "b_hermes_hub_status", "hermes_hub_status"} <= names
+    # each hub lists its own four (hub.own_tools), prefixed on the way up
+    assert {"b_c_toy_echo", "b_c_hermes_memory_recall", "b_hermes_memory_recall", "hermes_memory_recall"} <= names
     assert echoed.content[0].text == "three hops"
     assert counted.content[0].text == "counted to 3" and progress == [1, 2, 3]
     assert questions == ["Really?"] and confirmed.content[0].text == "accept: True"

@@ -97,10 +97,13 @@ async def test_roles_hide_servers_and_tools_and_admin_only_builtins(two_users):
                 await alice.call_tool("secret_ech", {"text": "hi"})
             with pytest.raises(MCPError) as admin_typo:
                 await admin.call_tool("secret_ech", {"text": "hi"})
+            with pytest.raises(MCPError) as not_hers:  # an admin-only own tool, listed or not, is not hers
+                await alice.call_tool("hermes_token_list", {})
+            tokens = await admin.call_tool("hermes_token_list", {})
     assert "toy_echo" in user_tools and "toy_big" not in user_tools
     assert not any(t.startswith("secret_") for t in user_tools)
-    assert "hermes_hub_reload" not in user_tools and "hermes_hub_reload" in admin_tools
-    assert {"toy_big", "secret_echo", "hermes_hub_reload"} <= admin_tools
+    assert "unknown tool 'hermes_token_list'" in not_hers.value.message and not tokens.is_error
+    assert {"toy_big", "secret_echo"} <= admin_tools
     assert "unknown tool 'secret_echo'" in refused.value.message
     assert allowed.content[0].text == "hi"
     assert "secret_echo" not in alice_typo.value.message and "did you mean 'secret_echo'" in admin_typo.value.message

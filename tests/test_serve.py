@@ -82,7 +82,7 @@ async def test_the_hub_serves_over_http_with_a_downstream_that_is_itself_served_
                     made = await host.call_tool("remote_create_note", {"title": "Over HTTP", "body": "twice"})
                     echoed = await host.call_tool("local_echo", {"text": "ok"})
                     read = await host.read_resource("notes://remote/note/over-http")
-    assert {"remote_create_note", "remote_search_notes", "local_echo", "hermes_hub_status"} <= names
+    assert {"remote_create_note", "remote_search_notes", "local_echo", "hermes_memory_recall"} <= names
     assert made.structured_content["id"] == "over-http"
     assert echoed.content[0].text == "ok"
     assert "twice" in read.contents[0].text
@@ -100,7 +100,9 @@ async def test_serve_refuses_a_non_loopback_address_and_says_why(tmp_path):
 
 @pytest.mark.slow
 async def test_a_hub_is_a_valid_downstream_of_another_hub_and_names_accumulate_prefixes(tmp_path):
-    inner = stdio_hub({"mcpServers": {"notes": demo("notes", tmp_path)}}, tmp_path / "inner.json")
+    # the inner hub lists all of its own tools, so its status is reachable through the outer one
+    inner = stdio_hub({"mcpServers": {"notes": demo("notes", tmp_path)}, "hub": {"own_tools": "all"}},
+                      tmp_path / "inner.json")
     async with served_hub({"mcpServers": {"home": inner}}, tmp_path) as url:
         with anyio.fail_after(30):
             async with Client(url) as host:

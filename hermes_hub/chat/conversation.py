@@ -43,9 +43,10 @@ class Surface:
     profiles: list[str] = field(default_factory=lambda: ["default"])
     profiles_listed: bool = False  # False: the hub has no profile prompts, so names are not checked here
     tools: set[str] = field(default_factory=set)
+    own: bool = False  # a hermes hub's: its own tools are there by name though most are not listed (own_tools)
 
     def tool(self, name: str) -> str | None:
-        return self.prefix + name if self.prefix + name in self.tools else None
+        return self.prefix + name if self.own or self.prefix + name in self.tools else None
 
 
 async def discover(client: Client) -> Surface:
@@ -61,7 +62,7 @@ async def discover(client: Client) -> Surface:
     run_tool = "hermes_agent_run" if "hermes_agent_run" in names else (ours[0] if ours else None)
     if run_tool is None:
         raise ChatError("this MCP server is not a hermes hub with an agent: it has no hermes_agent_run tool")
-    surface = Surface(run_tool, run_tool.removesuffix("agent_run"), tools=names)
+    surface = Surface(run_tool, run_tool.removesuffix("agent_run"), tools=names, own=run_tool in ours)
     caps = client.server_capabilities
     if caps is not None and caps.prompts is not None:
         stem = surface.prefix + "agent_"
@@ -101,7 +102,12 @@ class Chat:
         if history is None:  # nothing to check it with: the first run says whether it exists
             self.session_id = session_id
             return
-        result = await self._client.call_tool(history, {"session_id": session_id, "limit": 1, "newest_first": True})
+        try:
+            result = await self._client.call_tool(history, {"session_id": session_id, "limit": 1,
+                                                            "newest_first": True})
+        except MCPError:  # not offered here (a toolset without the session tools): the first run says
+            self.session_id = session_id
+            return
         if result.is_error:
             raise ChatError(f"cannot resume session {session_id}: {_text(result)}; without --session the chat "
                             f"starts a new one")

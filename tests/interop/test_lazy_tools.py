@@ -18,7 +18,7 @@ from mcp import Client, MCPError
 
 from tests.fixtures.tool_queries import QUERIES
 from tests.interop.conftest import everything_stdio, filesystem_server, memory_graph_server, time_server
-from tests.support import PROJECT, as_user, demo, hub_env, served_hub, until
+from tests.support import OWN_LISTED, PROJECT, as_user, demo, hub_env, served_hub, until
 
 pytestmark = pytest.mark.anyio
 ADMIN, USER = "admin-token-0123456789", "user-token-0123456789"
@@ -57,9 +57,9 @@ async def test_a_lazy_endpoint_lists_only_the_meta_tools_and_keeps_resources_and
             prompts = {p.name for p in (await host.list_prompts()).prompts}
         async with as_user(f"{hub}/full", ADMIN) as host:
             full = {t.name for t in (await host.list_tools()).tools}
-    assert names == META  # hub.always is empty: the hub's own tools are found and called like the rest
+    assert names == META | OWN_LISTED  # hub.always is empty: of the hub's own, hub.own_tools' four
     assert "notes_summarize_note" in prompts
-    assert len(full) >= 70 and "fs_write_file" in full and not full & META
+    assert len(full) >= 50 and "fs_write_file" in full and not full & META  # of the hub's own, its four
 
 
 async def test_search_finds_the_right_tool_in_the_top_five_for_nine_in_ten_requests_in_english_and_chinese(hub):

@@ -47,12 +47,11 @@ async def servers(config: str, url: str | None, command: str | None, direct: str
         if hub is not None:
             status = hub.status(hub.local)  # in-process: the local user, an admin
         else:
-            status_tool = next((t for t in (await client.list_tools()).tools
-                                if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)
+            status_tool = tables.status_tool((await client.list_tools()).tools)
             if status_tool is None:
                 raise HubError(f"{target.describe()} is not a hermes hub (it has no hub_status tool), so it has no "
                                f"server states; list what it offers with `hermes-hub tools` instead")
-            result = await client.call_tool(status_tool.name, {})
+            result = await client.call_tool(status_tool, {})
             status = result.structured_content or json.loads(tables.result_text(result))
     click.echo(json.dumps(status, indent=2, ensure_ascii=False) if as_json else tables.servers_table(status))
     if any(s["state"] not in ("READY", "DISABLED") for s in status["servers"]):

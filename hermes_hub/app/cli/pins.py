@@ -182,11 +182,10 @@ async def _status(client: Any, hub: Any) -> list[dict[str, Any]]:
 
     if hub is not None:
         return hub.status(hub.local)["drift"]
-    tool = next((t for t in (await client.list_tools()).tools
-                 if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)
+    tool = tables.status_tool((await client.list_tools()).tools)
     if tool is None:
         raise HubError("this target is not a hermes hub (it has no hub_status tool), so nothing is pinned there")
-    result = await client.call_tool(tool.name, {})
+    result = await client.call_tool(tool, {})
     return (result.structured_content or json.loads(tables.result_text(result))).get("drift", [])
 
 

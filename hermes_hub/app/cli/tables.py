@@ -31,6 +31,17 @@ def origin(item: Any) -> str | None:
     return (meta.get(ORIGIN) or {}).get("server")
 
 
+def status_tool(tools: list[Any]) -> str | None:
+    """The name a hermes hub serves ``hermes_hub_status`` under, listed or not (most of its own tools are not):
+    its own tools' prefix, read off any own tool it lists (``_meta`` origin server ``hermes``); None: not a hub."""
+    for t in tools:
+        meta = (getattr(t, "meta", None) or {}).get(ORIGIN) or {}
+        original = meta.get("name")
+        if meta.get("server") == "hermes" and isinstance(original, str) and original and t.name.endswith(original):
+            return t.name[: len(t.name) - len(original)] + "hub_status"
+    return None
+
+
 def servers_table(status: dict[str, Any]) -> str:
     rows = []
     for s in status["servers"]:

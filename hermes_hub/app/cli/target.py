@@ -5,7 +5,6 @@ server problem. Every target is reached through the same MCP ``Client``.
 
 from __future__ import annotations
 
-import logging
 import os
 import shlex
 from collections.abc import AsyncIterator
@@ -25,15 +24,6 @@ from hermes_hub.infra.errors import HubError
 
 if TYPE_CHECKING:
     from hermes_hub.app.hub import Hub
-
-
-def _listed_or_said(record: logging.LogRecord) -> bool:
-    """The SDK client warns when a called tool was not in tools/list; most of the hub's own are not listed
-    (``hub.own_tools``) and are called by name on purpose, so a command does not print that."""
-    return "not listed by server, cannot validate" not in record.getMessage()
-
-
-logging.getLogger("client").addFilter(_listed_or_said)  # the SDK's client session logger (mcp.client.session)
 
 
 class BadTarget(HubError):

@@ -14,9 +14,9 @@ async def token_report(client: Any, hub: Any, listed: list[types.Tool]) -> dict[
     """The hub's own report (in-process, or its status tool over the wire); for another server, its listing's."""
     if hub is not None:
         return hub.token_report(hub.local)
-    status = next((t for t in listed if tables.origin(t) == "hermes" and t.name.endswith("hub_status")), None)
+    status = tables.status_tool(listed)
     if status is not None:
-        result = await client.call_tool(status.name, {})
+        result = await client.call_tool(status, {})
         data = result.structured_content or json.loads(tables.result_text(result))
         if "tool_tokens" in data:
             return data["tool_tokens"]

@@ -62,11 +62,12 @@ class Scope:
     @classmethod
     def of(cls, ts: ToolsetConfig, always: Sequence[str] = (), cache_ttl_ms: int = 0,
            own: NameFilter = NameFilter(), own_source: str | None = None) -> Scope:
-        """A toolset's scope. One that names the own source in ``servers`` chose all of it: lists every own
-        tool it admits (but lazily, which lists only ``own``); any other lists ``own`` (hub.own_tools)."""
+        """A toolset's scope. One that names the own source in ``servers``, or picks tools by glob in ``tools``,
+        chose its own tools itself: it lists every one it admits (but lazily, which lists only ``own``); one that
+        takes every server lists ``own`` (hub.own_tools), as ``/mcp`` does."""
         servers = None if ts.servers is None else frozenset(ts.servers)
         lazy = ts.expose == "lazy"
-        if servers is not None and own_source in servers and not lazy:
+        if ((servers is not None and own_source in servers) or ts.tools.allow is not None) and not lazy:
             own = NameFilter()
         return cls(servers, NameFilter.of(ts.tools.allow, ts.tools.deny), lazy, NameFilter.of(always), cache_ttl_ms,
                    own, own_source)
