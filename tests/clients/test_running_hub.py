@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -36,8 +38,15 @@ async def served_notes_pid(host: Client) -> int:
     return next(s for s in status["servers"] if s["name"] == "notes")["pid"]
 
 
+def counted(entry: dict[str, Any], stamp: Path) -> dict[str, Any]:
+    """``entry`` started through a shell that first adds a line to ``stamp``: one line per start of it."""
+    line = " ".join(shlex.quote(a) for a in [entry["command"], *entry["args"]])
+    return {**entry, "command": "sh", "args": ["-c", f"echo started >> {shlex.quote(str(stamp))}; exec {line}"]}
+
+
 async def test_a_command_talks_to_the_hub_serving_its_config_and_says_so(tmp_path):
-    config = {"mcpServers": {"notes": demo("notes", tmp_path / "demo")}}
+    stamp = tmp_path / "notes-started"
+    config = {"mcpServers": {"notes": counted(demo("notes", tmp_path / "demo"), stamp)}}
     async with serve_process(config, tmp_path) as served, Client(served.url) as host:
         line = (f"talking to the hub serving {served.config} at {served.url} (pid {served.proc.pid}); "
                 f"--in-process builds one here\n")
@@ -57,6 +66,7 @@ async def test_a_command_talks_to_the_hub_serving_its_config_and_says_so(tmp_pat
         assert "Juno" in json.dumps(json.loads(recalled.stdout))
         listed = cli(served.config, "memory", "list", "--json", "--user", "bob")  # another user: the store here
         assert listed.returncode == 0 and "talking to" not in listed.stderr and json.loads(listed.stdout) == []
+        assert stamp.read_text().count("started") == 1  # every command so far was the served hub's: no second notes
 
         here = cli(served.config, "servers", "--json", "--in-process")
         assert "talking to" not in here.stderr and notes_pid(here) != await served_notes_pid(host)

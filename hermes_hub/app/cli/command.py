@@ -91,6 +91,7 @@ def leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+DISCOVERED_KEY = "hermes_hub.discovered"  # the URL of the hub found serving --config (running_hub)
 TOKEN_KEY = "hermes_hub.token"  # where --token waits in the click context (never a function argument, never shown)
 IN_PROCESS_KEY = "hermes_hub.in_process"
 
@@ -132,8 +133,9 @@ def make_target(config: str, url: str | None, command: str | None, direct: str |
     token, token_from = ctx.meta.get(TOKEN_KEY, (None, None)) if ctx else (None, None)
     given = (lambda name: ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.ENVIRONMENT,
                                                                  click.core.ParameterSource.DEFAULT)) if ctx else None
-    if url is not None and given and not given("url") and (command or direct or given("config")):
-        url = None  # $HERMES_URL yields to a target named on the command line
+    if (url is not None and given and not given("url") and (command or direct or given("config"))
+            and url != ctx.meta.get(DISCOVERED_KEY)):
+        url = None  # $HERMES_URL yields to a target named on the command line (a hub found serving it does not)
     if sum(x is not None for x in (url, command, direct)) > 1:
         fail("give at most one of --url, --command, --direct", 2)
     if url is None and command is None and direct is None and discover and not (ctx and ctx.meta.get(IN_PROCESS_KEY)):
@@ -167,6 +169,9 @@ def running_hub(config: str, token: str | None, *, otherwise: str = "--in-proces
         return None
     click.echo(f"talking to the hub serving {config} at {found.url} (pid {found.pid}); {otherwise}",
                err=True)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[DISCOVERED_KEY] = found.url
     return found.url
 
 

@@ -55,9 +55,6 @@ def memory() -> None:
 def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | None, url: str | None,
                config: str) -> None:
     """Search memories and past conversations with QUERY, best first."""
-    from hermes_hub.core.builtins.memory_tools import render
-    from hermes_hub.services.memory import RecallQuery
-
     local_only(url, user=user)
     url = served(config, url, user=user)
 
@@ -75,6 +72,9 @@ def recall_cmd(query: str, limit: int, sources: str, as_json: bool, user: str | 
             click.echo(json.dumps((result.structured_content or {}).get("items", []), indent=2, ensure_ascii=False)
                        if as_json else text)
             return
+        from hermes_hub.core.builtins.memory_tools import render  # here only: the store's path needs them
+        from hermes_hub.services.memory import RecallQuery
+
         async with _memories(config, user) as (memories, uid):
             with anyio.move_on_after(30):  # a one-shot recall first indexes what earlier commands left unindexed
                 await memories.indexer.drain()  # here: no indexing loop runs in a one-shot command
