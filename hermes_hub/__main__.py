@@ -1,3 +1,3 @@
-from hermes_hub.app.cli import main
+from hermes_hub.app.cli import entry
 
-main()
+entry()

@@ -19,6 +19,7 @@ import mcp.types as types
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
+from hermes_hub.app.cli.command import asked_over_http
 from hermes_hub.infra.config import HubConfig, ServerConfig, load_config
 from hermes_hub.infra.errors import HubError
 
@@ -111,6 +112,7 @@ async def _over_http(url: str, token: str | None = None) -> AsyncIterator[Client
         if response.status_code >= 400:
             refused.append(response.status_code)
 
+    asked_over_http()
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), event_hooks={"response": [note]})
     connected = False
