@@ -156,6 +156,12 @@ class AuditWriter:
 
 
 @asynccontextmanager
+async def unrecorded() -> AsyncIterator[Recording]:
+    """What ``record`` gives a call where there is no store to write to (a hub not started): no row."""
+    yield Recording()
+
+
+@asynccontextmanager
 async def record(store: Store, *, user_id: str, tool: str, server: str | None = None, session_id: str | None = None,
                  arguments: dict[str, Any] | None = None, masker: Masker = MASKER,
                  writer: AuditWriter | None = None, run_id: str | None = None) -> AsyncIterator[Recording]:

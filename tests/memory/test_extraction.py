@@ -150,7 +150,8 @@ async def test_the_extraction_queue_survives_a_kill_9_and_judges_each_conversati
         "sources": ["m1"], "reason": "test"})} for n in range(sessions)]
     (tmp_path / "judge.json").write_text(json.dumps(rules))
     config = {"mcpServers": {}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
-              "agent": {"provider": "scripted", "script": str(tmp_path / "judge.json")}}
+              "agent": {"provider": "scripted", "script": str(tmp_path / "judge.json")},
+              "memory": {"job_lease": 3}}  # the job the killed hub held is taken over 3 s after its last heartbeat
     async with serve_process(config, tmp_path) as served:
         async with Client(served.url) as host:
             for n in range(sessions):

@@ -49,12 +49,11 @@ def entry() -> None:
     """The ``hermes-hub`` script (and ``python -m hermes_hub``): ``main``. A command that only asked a served
     hub over HTTP then leaves without the interpreter's teardown, which frees the ~700 modules the MCP SDK
     brings in about 0.4 s that nobody waits for: its output is flushed first, and it opened nothing else."""
-    from hermes_hub.app.cli.command import only_asked_over_http
-
     try:
         main()
     except SystemExit as e:
-        if not only_asked_over_http():
+        target = sys.modules.get("hermes_hub.app.cli.target")  # imported by every command that connects
+        if target is None or not target.only_asked_over_http():
             raise
         if isinstance(e.code, str):
             print(e.code, file=sys.stderr)

@@ -23,20 +23,6 @@ if TYPE_CHECKING:
 # would otherwise import ~650 modules first (measured: ~1 s of a 1.2 s --help).
 
 
-_ASKED = {"a served hub": False}  # set when a command talks to a hub (or server) over HTTP
-_HEAVY = ("hermes_hub.app.hub", "hermes_hub.infra.storage.sqlite", "hermes_hub.infra.storage.postgres")
-
-
-def asked_over_http() -> None:
-    _ASKED["a served hub"] = True
-
-
-def only_asked_over_http() -> bool:
-    """Whether this command only talked over HTTP: no hub built here and no store opened (their modules are
-    imported only to do so), so nothing of its own is left to close when it ends."""
-    return _ASKED["a served hub"] and not any(name in sys.modules for name in _HEAVY)
-
-
 def _listed_or_said(record: logging.LogRecord) -> bool:
     """The SDK client warns when a called tool was not in tools/list; most of the hub's own are not listed
     (``hub.own_tools``) and commands (call, chat, eval) call them by name on purpose, so none prints that."""

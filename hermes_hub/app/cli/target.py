@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,12 +20,21 @@ import mcp.types as types
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from hermes_hub.app.cli.command import asked_over_http
 from hermes_hub.infra.config import HubConfig, ServerConfig, load_config
 from hermes_hub.infra.errors import HubError
 
 if TYPE_CHECKING:
     from hermes_hub.app.hub import Hub
+
+
+_ASKED = {"over http": False}  # set when this command talks to a hub (or a server) over HTTP
+_HEAVY = ("hermes_hub.app.hub", "hermes_hub.infra.storage.sqlite", "hermes_hub.infra.storage.postgres")
+
+
+def only_asked_over_http() -> bool:
+    """Whether this command only talked over HTTP: no hub built here and no store opened (their modules are
+    imported only to do so), so nothing of its own is left to close when it ends."""
+    return _ASKED["over http"] and not any(name in sys.modules for name in _HEAVY)
 
 
 class BadTarget(HubError):
@@ -112,7 +122,7 @@ async def _over_http(url: str, token: str | None = None) -> AsyncIterator[Client
         if response.status_code >= 400:
             refused.append(response.status_code)
 
-    asked_over_http()
+    _ASKED["over http"] = True
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), event_hooks={"response": [note]})
     connected = False

@@ -70,11 +70,6 @@ from hermes_hub.protocol.upstream.server import Announcer, HubServer, build_serv
 from hermes_hub.protocol.upstream.tasks import TaskBoard
 
 
-@asynccontextmanager
-async def _unaudited() -> AsyncIterator[Any]:
-    yield audit.Recording()
-
-
 if TYPE_CHECKING:
     from hermes_hub.infra.models import Provider
 
@@ -109,11 +104,11 @@ class Hub(Parts, Reports):
         self.agent_bridge = Bridge("hermes", lambda: "the hub stopped")  # agent runs asking 2026-07-28 hosts
         self.tasks = TaskBoard(lambda: self.config.hub.task_ttl)  # calls hosts run as tasks (upstream/tasks.py)
         self.builtins.add(*status_items(self.report), *session_items(self._sessions),
-                          *memory_items(self._memories, self._documents), *agent_items(self._agent, lambda: self.config, self.audited_store,
-                                                   self.agent_bridge),
+                          *memory_items(self._memories, self._documents),
+                          *agent_items(self._agent, lambda: self.config, self.audited_store, self.agent_bridge),
                           *audit_items(self.audited_store, self.reload_file), *artifact_items(self._artifacts),
-                          *token_items(self.audited_store, lambda: bool(self.config.auth.tokens)))
-        self.builtins.add(*time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
+                          *token_items(self.audited_store, lambda: bool(self.config.auth.tokens)),
+                          *time_items(lambda: self.config.agent.timezone))  # issue 20: times for tools
         self.scheduling, self.fires = Scheduling(self), True  # issue 24: schedules (fires: run the loop)
         self.builtins.add(*docs_items(self._documents, lambda: self.config))  # issue 23: documents
         self.run_gate = RunGate(lambda: self.config.agent.max_concurrent)  # agent runs at once in this hub
@@ -227,7 +222,7 @@ class Hub(Parts, Reports):
     def _audit(self, *, caller: Identity, tool: str, server: str | None, arguments: dict[str, Any] | None,
                session_id: str | None = None, run_id: str | None = None) -> Any:
         if self._services is None:  # a call before the hub started (tests of the catalog alone)
-            return _unaudited()
+            return audit.unrecorded()
         if server == self.builtins.name and arguments:  # e.g. a memory's text: forgetting must reach it
             own = Namespace(self.config.hub.prefix, self.config.hub.separator).original(tool)
             arguments = self.builtins.redact(own or tool, arguments)

@@ -139,6 +139,9 @@ class MemorySection(_Strict):
     archive_after_days: float = Field(90.0, ge=0)  # 0: never archive
     min_confidence: float = Field(0.6, ge=0, le=1)  # judged writes below this are not stored
     working_judge: bool = False  # the background model rewrites each session's working memory after a run
+    # seconds an extraction job stays a hub's without its heartbeat: a replica that died holding one loses
+    # it this long after, and another takes it over (renewed every third of it while the model judges)
+    job_lease: float = Field(30.0, ge=2, le=3600)
 
 
 class ArtifactsSection(_Strict):

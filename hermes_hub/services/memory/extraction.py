@@ -28,7 +28,7 @@ from hermes_hub.infra.storage.records import ExtractionJob, MemoryEvent, MemoryR
 
 log = logging.getLogger("hermes_hub.services.memory")
 
-LEASE = 30.0  # seconds a job stays held without a heartbeat (a crashed worker's job is taken over after this)
+LEASE = 30.0  # default seconds a job stays held without a heartbeat (memory.job_lease): then another takes it
 CONTEXT = 6  # earlier messages of the session shown for context
 SIMILAR = 8  # existing memories shown to the judge
 MAX_ATTEMPTS = 6
@@ -80,8 +80,10 @@ class Outcome:
 class Extractor(QueueWorker):
     name = "memory extraction"
 
-    def __init__(self, store: Store, provider: Provider, recall: Any, *, min_confidence: float = 0.6) -> None:
+    def __init__(self, store: Store, provider: Provider, recall: Any, *, min_confidence: float = 0.6,
+                 lease: float = LEASE) -> None:
         super().__init__()
+        self.lease = lease
         self.store = store
         self.provider = provider
         self.recall = recall  # Memories.recall: (user_id, RecallQuery) -> items
@@ -91,12 +93,13 @@ class Extractor(QueueWorker):
     async def step(self) -> bool:
         """Schedule new messages, then judge one job; False when there was nothing to do."""
         scheduled = await self.store.schedule_extraction()
-        job = await self.store.claim_extraction(self.owner, lease=LEASE)
+        job = await self.store.claim_extraction(self.owner, lease=self.lease)
         if job is None:
             return scheduled > 0
         try:  # the lease holds while the model thinks
             writes, events, outcome = await while_held(
-                lambda: self.store.renew_extraction(job.id, self.owner, lease=LEASE), LEASE, lambda: self._judge(job))
+                lambda: self.store.renew_extraction(job.id, self.owner, lease=self.lease), self.lease,
+                lambda: self._judge(job))
         except (ProviderError, ValueError) as e:
             retry = job.attempts < MAX_ATTEMPTS  # even a refused key: the operator may fix it meanwhile
             self.error = str(e)

@@ -60,7 +60,7 @@ class Memories:
             from hermes_hub.services.memory.extraction import Extractor
 
             self.extractor = Extractor(store, judge, functools.partial(self.recall, touch=False),
-                                       min_confidence=self.cfg.min_confidence)
+                                       min_confidence=self.cfg.min_confidence, lease=self.cfg.job_lease)
         self._touched: dict[str, set[str]] = {}  # user -> memory ids recalled since the last write
         self._stack = AsyncExitStack()
 
