@@ -119,9 +119,11 @@ def estimate_tokens(text: str) -> int:
 class Sessions:
     """The session service. Stateless over its store: share one per hub."""
 
-    def __init__(self, store: Store, *, max_message_bytes: int = MAX_MESSAGE_BYTES, masker: Masker = MASKER) -> None:
+    def __init__(self, store: Store, *, max_message_bytes: int = MAX_MESSAGE_BYTES, masker: Masker = MASKER,
+                 lock_ttl: float = 30.0) -> None:
         self.store = store
         self.max_message_bytes = max_message_bytes
+        self.lock_ttl = lock_ttl  # storage.session_lock_ttl: a dead writer's session is free again after this
         self.masker = masker  # tool calls are stored with their secrets masked, as in the audit
 
     async def create(self, user_id: str, title: str = "") -> Session:
@@ -231,9 +233,9 @@ class Sessions:
         """Delete every session of the caller; return how many. Refused whole if one is busy."""
         return await self.store.delete_user_sessions(_user(user_id))
 
-    def lock(self, user_id: str, session_id: str, *, ttl: float = 30.0) -> AbstractAsyncContextManager[Lease]:
+    def lock(self, user_id: str, session_id: str, *, ttl: float | None = None) -> AbstractAsyncContextManager[Lease]:
         """``async with sessions.lock(uid, sid) as lease:`` be the session's only writer (else ``SessionBusy``)."""
-        return self.store.session_lock(_user(user_id), _sid(session_id), ttl=ttl)
+        return self.store.session_lock(_user(user_id), _sid(session_id), ttl=self.lock_ttl if ttl is None else ttl)
 
     def _validate(self, raw: dict[str, Any], index: int | None, now: datetime) -> tuple[NewMessage, bool]:
         """The message to store (at ``now`` unless it says when), and whether it gave its own time."""

@@ -51,7 +51,9 @@ async def test_a_replica_killed_mid_run_loses_its_lease_and_another_runs_the_occ
     fake.answer(vendors.openai_text("never sent: the replica dies first"), delay=60)
     fake.answer(vendors.openai_text("Stretch now."))
     async with vendors.served(fake) as base:
-        config = {"storage": {"url": await new_database(pg_server)}, "memory": {"embedder": "none"},
+        # the killed replica's session lock and occurrence lease run out within 3 s and 2 s
+        config = {"storage": {"url": await new_database(pg_server), "session_lock_ttl": 3},
+                  "memory": {"embedder": "none"},
                   "auth": {"local_user": "ana"}, "schedules": {"lease": 2, "jitter": 0, "retry_backoff": 1},
                   "agent": {"provider": "openai", "model": "qwen-plus", "base_url": base, "api_key": KEY,
                             "max_retries": 0}}

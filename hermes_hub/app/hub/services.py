@@ -100,7 +100,8 @@ async def open_services(config: HubConfig, masker: Masker) -> AsyncIterator[Serv
         memories = await stack.enter_async_context(Memories(store, config.memory, judge=background))
         summaries = Summarizer(store, background) if background is not None else None
         static = [StaticToken(t.token, t.user, t.role) for t in config.auth.tokens]
-        services = Services(store, Sessions(store, max_message_bytes=storage.max_message_bytes, masker=masker),
+        services = Services(store, Sessions(store, max_message_bytes=storage.max_message_bytes, masker=masker,
+                                               lock_ttl=storage.session_lock_ttl),
                             memories, Authenticator(store, static), writer, model, summaries,
                             Vault(store, load_hub_key(storage.url, config.base_dir)), stack)
         services.authorization = Authorization(store, services.authenticator, config)

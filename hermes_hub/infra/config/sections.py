@@ -125,6 +125,9 @@ class StorageSection(_Strict):
     audit_retention_days: float = Field(90.0, ge=0)  # 0 keeps rows forever
     audit_mask_patterns: list[str] = Field(default_factory=list)  # regexes or presets "email", "phone"
     max_message_bytes: int = Field(256 * 1024, ge=1024)
+    # seconds a session stays its writer's (an agent run) without the writer's heartbeat, renewed every third
+    # of it: a hub killed mid-run leaves its session busy this long, then another run may write to it
+    session_lock_ttl: float = Field(30.0, ge=2, le=3600)
 
 
 class MemorySection(_Strict):
