@@ -30,7 +30,7 @@ from hermes_hub.infra.config import (
 )
 from hermes_hub.infra.config.approve import ApproveSection
 from hermes_hub.infra.config.guards import GuardsSection
-from hermes_hub.infra.config.sections import ArtifactsSection, InstructionParts
+from hermes_hub.infra.config.sections import ArtifactsSection, HintsSection, InstructionParts
 from hermes_hub.infra.config.guard_rules import LimitRule, MaskSection
 from tests.support import PROJECT
 
@@ -52,7 +52,7 @@ def blocks(page: Path, lang: str) -> list[tuple[int, str]]:
 def test_every_hub_json_key_is_documented_in_the_reference_tables():
     sections = (ServerConfig, ServerAuth, ToolFilter, HubSection, StorageSection, AuthSection, TokenEntry, MemorySection,
                 AgentSection, AgentProfile, ToolsetConfig, ToolOverride, AnnotationsOverride, ArtifactsSection,
-                InstructionParts, GuardsSection, ApproveSection, MaskSection, LimitRule)
+                InstructionParts, GuardsSection, ApproveSection, MaskSection, LimitRule, HintsSection)
     keys = {key for section in sections for key in section.model_fields}
     reference = REFERENCE.read_text()
     missing = [k for k in sorted(keys) if f"| `{k}` |" not in reference]

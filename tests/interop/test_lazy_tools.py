@@ -16,6 +16,8 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 
+from hermes_hub.core.toolsets.deferral import HINT_KEYS
+
 from tests.fixtures.tool_queries import QUERIES
 from tests.interop.conftest import everything_stdio, filesystem_server, memory_graph_server, time_server
 from tests.support import OWN_LISTED, PROJECT, as_user, demo, hub_env, served_hub, until
@@ -79,11 +81,15 @@ async def test_describe_returns_the_definitions_a_full_listing_gives(hub):
         async with as_user(hub, ADMIN) as host:
             result = await host.call_tool("hermes_tools_describe", {"names": ["everything_get-structured-content",
                                                                               "time_convert_time", "nope"]})
-    # the SDK leaves the tasks extension's ``execution`` out of a listing for this protocol version
+    # the SDK leaves the tasks extension's ``execution`` out of a listing for this protocol version; the
+    # listing's hints for hosts that defer tools are the host's, never a model's (tests/test_deferral.py)
     described = {d["name"]: types.Tool.model_validate(d).model_dump(exclude={"execution"})
                  for d in result.structured_content["tools"]}
-    assert described == {n: listed[n].model_dump(exclude={"execution"})
-                         for n in ("everything_get-structured-content", "time_convert_time")}
+    full = {n: listed[n].model_dump(exclude={"execution"}) for n in ("everything_get-structured-content",
+                                                                     "time_convert_time")}
+    for tool in full.values():
+        tool["meta"] = {k: v for k, v in tool["meta"].items() if k not in HINT_KEYS}
+    assert described == full
     assert described["everything_get-structured-content"]["output_schema"]
     assert result.structured_content["unknown"] == ["nope"]
 

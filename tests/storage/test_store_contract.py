@@ -268,6 +268,22 @@ async def test_audit_rows_filter_by_user_tool_and_time_and_prune_by_age(store: S
     assert len(await store.query_audit()) == 2
 
 
+async def test_audit_days_counts_each_users_tools_by_distinct_days_of_successful_calls(store: Store):
+    midnight = utcnow().replace(hour=12, minute=0, second=0, microsecond=0)
+    rows = [(d, "alice", "cal_list", "ok") for d in range(6)] + [(0, "alice", "cal_list", "ok")]
+    rows += [(d, "alice", "notes_add", "ok") for d in range(5)] + [(d, "alice", "web_get", "error") for d in range(7)]
+    rows += [(d, "alice", "rare", "ok") for d in (0, 3)] + [(9, "alice", "old", "ok")] * 8
+    rows += [(d, "bob", "cal_list", "ok") for d in range(5)]
+    for day, user, tool, outcome in rows:
+        await store.add_audit(AuditRecord(midnight - timedelta(days=day), user, tool, outcome, 1.0))
+    since = midnight - timedelta(days=7)
+    got = await store.audit_days(since, 5, 100)
+    # by user, most days first; errors, rare tools and calls before ``since`` do not count
+    assert got == [("alice", "cal_list", 6, 7), ("alice", "notes_add", 5, 5), ("bob", "cal_list", 5, 5)]
+    assert await store.audit_days(since, 5, 1) == [("alice", "cal_list", 6, 7)]  # bounded
+    assert [r[1] for r in await store.audit_days(since, 2, 100) if r[0] == "alice"] == ["cal_list", "notes_add", "rare"]
+
+
 async def test_an_import_creates_the_session_and_its_messages_at_their_own_times(store: Store):
     may = utcnow().replace(year=2023, month=5, day=7)
     rows = await store.import_session(SessionRecord("ses_imp", "alice", "old chat", may - timedelta(hours=1), may),

@@ -62,7 +62,9 @@ from hermes_hub.core.pipeline.telemetry import Telemetry
 from hermes_hub.app.hub.reloader import reload_from, watch_config
 from hermes_hub.app.hub.services import Services, open_services
 from hermes_hub.infra.telemetry.metrics import Metrics
+from hermes_hub.core.toolsets.deferral import Habits, HostHints
 from hermes_hub.core.toolsets.search import ToolIndex
+from hermes_hub.core.toolsets.tokens import listing_tokens
 from hermes_hub.core.toolsets.view import Scope, View
 from hermes_hub.protocol.upstream.endpoint import Endpoint
 from hermes_hub.protocol.upstream.first_list import FirstList
@@ -74,7 +76,7 @@ if TYPE_CHECKING:
     from hermes_hub.infra.models import Provider
 
 log = logging.getLogger("hermes_hub")
-ANNOUNCE_DEBOUNCE = 0.1  # seconds
+ANNOUNCE_DEBOUNCE, HABITS_EVERY = 0.1, 600.0  # seconds; how often the tools each person calls daily are read
 
 try:
     VERSION = version("hermes-hub")
@@ -124,7 +126,7 @@ class Hub(Parts, Reports):
         self.catalog = Catalog(self._mounts(), config.hub.max_result_bytes, auditor=self._audit,
                                pipeline=Pipeline(self._pipeline(config)))
         self.catalog.rebuild()
-        self.tool_index = ToolIndex()  # gets the memory embedder once the store is open
+        self.tool_index, self.habits = ToolIndex(), Habits()  # index: memory's embedder once the store is open
         self.first_list = FirstList(config.hub.first_list_wait, self.pool)  # shared by every endpoint
         self.endpoints: dict[str | None, Endpoint] = {None: self._endpoint(None)}
         self.endpoints.update({name: self._endpoint(name) for name in config.toolsets})
@@ -152,7 +154,9 @@ class Hub(Parts, Reports):
                 return Scope(servers=frozenset(), cache_ttl_ms=hub.cache_ttl_ms)
             return Scope.of(ts, hub.always, hub.cache_ttl_ms, own, self.builtins.name)
 
-        view = View(self.catalog, scope, self.tool_index, ns.name, toolset)
+        hints = HostHints(lambda: self.config.hub.hints, self.habits, lambda t: listing_tokens([t]),
+                          lambda: [ns.name("memory_recall"), ns.name("memory_remember")])
+        view = View(self.catalog, scope, self.tool_index, ns.name, toolset, hints)
         view.tools_changed()
         announcer = Announcer()
         label = "" if toolset is None else f" (toolset '{toolset}')"
@@ -207,10 +211,8 @@ class Hub(Parts, Reports):
         Either way a request without a caller is refused, never served as the local admin: an HTTP request
         that reached a handler outside the middleware, or an in-process client nobody named.
         """
-        request = getattr(ctx, "request", None)
-        if request is None:
-            named = named_caller()
-            if named is None:
+        if (request := getattr(ctx, "request", None)) is None:
+            if (named := named_caller()) is None:
                 raise HubError("this request names no caller: a transport without callers of its own (stdio, "
                                "in-process) must name one with acting_as(identity)")
             return named
@@ -370,6 +372,7 @@ class Hub(Parts, Reports):
             loops.start_soon(self.metrics.follow, self.events)
             self._warm.set()
             loops.start_soon(self._warm_loop)
+            loops.start_soon(self.habits.follow, lambda: self.store, HABITS_EVERY)
             if self.config_path is not None:
                 loops.start_soon(watch_config, self, self.config_path)
             self._stack = stack.pop_all()

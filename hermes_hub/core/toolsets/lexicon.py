@@ -197,6 +197,20 @@ def cjk_concepts(text: str) -> list[str]:
     return out
 
 
+def everyday_words() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The table read the other way: a tool-side stem -> the everyday words (English and Chinese) for it;
+    and each everyday word -> the tool-side stems it stands for, the one that says most first."""
+    out: dict[str, list[str]] = {}
+    for word, tool_side in _TABLE.items():
+        for t in tool_side:
+            out.setdefault(stem(t), []).append(word)
+    return out, {word: list(dict.fromkeys(stem(t) for t in tool_side)) for word, tool_side in _TABLE.items()}
+
+
+def is_cjk(word: str) -> bool:
+    return bool(_CJK_RE.match(word))
+
+
 def concept_keys() -> list[str]:
     """The English words the concept table knows (what a misspelt query word may have meant)."""
     return [k for k in _TABLE if not _CJK_RE.match(k)]

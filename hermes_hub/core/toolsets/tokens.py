@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
 
+from hermes_hub.core.toolsets.deferral import HINT_KEYS
 from hermes_hub.core.toolsets.search import server_of
 
 if TYPE_CHECKING:
@@ -74,8 +75,14 @@ def _bounded(text: str, count: Callable[[str], int]) -> int:
 
 
 def tool_json(tool: types.Tool) -> str:
-    """A tool's definition as tools/list puts it on the wire."""
-    return json.dumps(tool.model_dump(by_alias=True, exclude_none=True, mode="json"), ensure_ascii=False)
+    """A tool's definition as tools/list puts it on the wire, but the hints only its host reads
+    (``deferral.HINT_KEYS``: no host sends them to a model)."""
+    data = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if (meta := data.get("_meta")) and any(k in meta for k in HINT_KEYS):
+        data["_meta"] = {k: v for k, v in meta.items() if k not in HINT_KEYS} or None
+        if data["_meta"] is None:
+            del data["_meta"]
+    return json.dumps(data, ensure_ascii=False)
 
 
 class ToolCosts:

@@ -38,6 +38,7 @@ from hermes_hub.core.aggregation.hints import LIST_KINDS, NOBODY, Hint, merged, 
 from hermes_hub.core.aggregation.results import json_result
 from hermes_hub.infra.call import CallContext, Identity, require, require_identity
 from hermes_hub.infra.errors import UnknownName
+from hermes_hub.core.toolsets.deferral import HostHints, defers
 from hermes_hub.core.toolsets.meta import CALL, DESCRIBE, SEARCH, meta_tools
 from hermes_hub.core.toolsets.search import ToolIndex
 
@@ -92,14 +93,15 @@ class Scope:
 
 class View:
     def __init__(self, catalog: Catalog, scope: Callable[[], Scope], index: ToolIndex,
-                 public: Callable[[str], str], name: str | None = None) -> None:
-        self.catalog, self.scope, self.index, self.name = catalog, scope, index, name
+                 public: Callable[[str], str], name: str | None = None, hints: HostHints | None = None) -> None:
+        self.catalog, self.scope, self.index, self.name, self.hints = catalog, scope, index, name, hints
         self.meta_names = {kind: public(kind) for kind in (SEARCH, DESCRIBE, CALL)}
         self.meta = meta_tools(self.meta_names)
         self._meta_by_name = {t.name: t for t in self.meta}
         self._checks = {t.name: ArgumentCheck(t.name, t.input_schema) for t in self.meta}
         self._fingerprint: int | None = None
-        self._parts: dict[str, tuple[Any, list[Any], bool]] = {}  # method -> (generation, parts, same for everyone)
+        self._parts: dict[tuple[str, bool], tuple[Any, list[Any], bool]] = {}  # (method, lazy) -> (generation,
+        # parts, same for everyone)
 
     # -- what the upstream server reads beside its handlers -----------------------------------
 
@@ -142,12 +144,20 @@ class View:
         """What lazy search and describe offer a model: the view's tools but those only apps call."""
         return [t for t in self.tools_in_scope(caller) if apps.for_model(t)]
 
-    def list_tools(self, caller: Identity) -> list[types.Tool]:
+    def list_tools(self, caller: Identity, defers: bool = False) -> list[types.Tool]:
+        """What tools/list names: lazily the meta-tools and a few, but not to a host that ``defers`` (it finds
+        tools by its own search, so it is listed the tools themselves); each with its hints for such hosts."""
         scope = self.scope()
-        if not scope.lazy and scope.own == NameFilter():  # every tool in scope is listed
-            return self.tools_in_scope(caller)
-        listed = self._listed(caller, scope.lazy)
-        return listed + self.meta if scope.lazy else listed
+        lazy = scope.lazy and not defers
+        if not lazy and scope.own == NameFilter():  # every tool in scope is listed
+            tools = self.tools_in_scope(caller)
+        else:
+            tools = self._listed(caller, lazy) + (self.meta if lazy else [])
+        return tools if self.hints is None else self.hints.apply(tools, caller.user_id)
+
+    def defers(self, client_name: str | None) -> bool:
+        """Whether a host of this ``clientInfo.name`` loads tools through its own search (``deferral.py``)."""
+        return self.hints is not None and defers(client_name, self.hints.policy().deferring_hosts)
 
     def always_listed(self, caller: Identity) -> list[types.Tool]:
         """What a lazy view lists ``caller`` besides the meta-tools (in catalog order): the tools ``hub.always``
@@ -178,7 +188,10 @@ class View:
         return self.visible(getattr(self.catalog.index_of(require_identity(caller)), kind), caller)
 
     def listing_key(self, caller: Identity) -> str | None:
-        return self.catalog.listing_key(caller)
+        """Whom ``caller``'s lists are particular to: their own per_user listings, and their daily tools."""
+        key = self.catalog.listing_key(caller)
+        daily = self.hints.key(caller.user_id) if self.hints is not None else ()
+        return key if not daily else f"{key}|{caller.user_id}|{' '.join(daily)}"
 
     def visible(self, index: dict[str, Entry], caller: Identity) -> list[Any]:
         require_identity(caller)
@@ -186,28 +199,30 @@ class View:
         return [e.item for e in index.values()
                 if e.mount.serves(caller) and (servers is None or e.mount.source.name in servers)]
 
-    def cache_hint(self, method: str, caller: Identity) -> Hint:
+    def cache_hint(self, method: str, caller: Identity, defers: bool = False) -> Hint:
         """The ``ttlMs``/``cacheScope`` of this view's ``method`` list (``aggregation/hints.py``): its parts
         are the ready servers it draws on, found once per catalog generation; their hints are read live."""
         require_identity(caller)
         generation, scope = self.generation, self.scope()
-        kept = self._parts.get(method)
+        lazy = scope.lazy and not defers
+        kept = self._parts.get((method, lazy))
         if kept is None or kept[0] != generation:
             kind = LIST_KINDS[method]
             index = {"tools": self.catalog.tools, "resources": self.catalog.resources,
                      "templates": self.catalog.templates, "prompts": self.catalog.prompts}[kind]
             if kind == "tools":
-                entries = [e for n, e in index.items() if scope.lists(e, n)]
+                entries = [e for n, e in index.items() if scope.lists(e, n, lazy=lazy)]
             else:
                 entries = list(self._of_servers(index).values())
             parts = {id(e.mount): e.mount for e in entries}
-            if not (kind == "tools" and scope.lazy):  # a ready server with nothing listed now is a part too
+            if not (kind == "tools" and lazy):  # a ready server with nothing listed now is a part too
                 parts.update({id(m): m for m in self.catalog.mounts if m.source.ready
                               and (scope.servers is None or m.source.name in scope.servers)})
             shared = same_for_everyone(entries, kind) and all(m.serves(NOBODY) and not personal.is_per_user(m)
                                                               for m in parts.values())  # a user's own: private
-            kept = self._parts[method] = (generation, list(parts.values()), shared)
-        return merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2])
+            kept = self._parts[(method, lazy)] = (generation, list(parts.values()), shared)
+        personal_hints = LIST_KINDS[method] == "tools" and self.hints is not None and self.hints.key(caller.user_id)
+        return merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2] and not personal_hints)
 
     def tools_changed(self) -> bool:
         """Whether the tools in this view (for anyone) changed since last asked: its list_changed."""

@@ -45,6 +45,31 @@ def _origin_url(url: str | None, key: str) -> str | None:
     return m.group(1)
 
 
+_GLOB = r"[A-Za-z0-9_.*?\-\[\]]{1,128}"
+
+
+class HintsSection(_Strict):
+    """``hub.hints``: what the hub tells hosts that defer tools (``core/toolsets/deferral.py``)."""
+
+    search: bool = True  # an ``anthropic/searchHint`` on every listed tool
+    # globs over public names marked ``anthropic/alwaysLoad``; None: the hub's memory recall and remember
+    always_load: list[str] | None = Field(None, max_length=50)
+    from_audit: int = Field(3, ge=0, le=20)  # and at most this many a person called on 5 of the last 7 days
+    always_load_tokens: int = Field(2000, ge=0, le=50_000)  # the schema tokens all of them may cost together
+    # clientInfo names (globs) of hosts that load tools through their own search: a lazy endpoint lists them
+    # every tool, not the meta-tools
+    deferring_hosts: list[str] = Field(default_factory=lambda: ["claude-code", "qwen-cli-mcp-client*", "*copilot*"],
+                                       max_length=50)
+
+    @field_validator("always_load", "deferring_hosts")
+    @classmethod
+    def _globs(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or ():
+            if not re.fullmatch(_GLOB, name):
+                raise ValueError(f"{name[:64]!r} is not a glob over names (e.g. \"hermes_memory_*\")")
+        return names
+
+
 class HubSection(_Strict):
     """The top-level ``hub`` section: the hub's own identity and catalog-wide settings."""
 
@@ -73,6 +98,7 @@ class HubSection(_Strict):
     max_followers: int = Field(8, ge=1, le=1000)  # live streams (/events, /status/stream) one user may hold open
     # seconds a host's first tools/list may wait for servers still starting (upstream/first_list.py); 0: none
     first_list_wait: float = Field(1.0, ge=0, le=2)
+    hints: HintsSection = Field(default_factory=HintsSection)
 
     @property
     def message_bytes(self) -> int:
@@ -92,7 +118,7 @@ class HubSection(_Strict):
             if len(names) > 200:
                 raise ValueError("hub.own_tools names at most 200 globs")
             for name in names:
-                if name != "core" and not re.fullmatch(r"[A-Za-z0-9_.*?\-\[\]]{1,128}", name):
+                if name != "core" and not re.fullmatch(_GLOB, name):
                     raise ValueError(f"hub.own_tools: {name[:64]!r} is neither \"core\" nor a glob over tool names "
                                      f"(e.g. \"hermes_schedule_*\")")
         return names

@@ -169,6 +169,10 @@ class AuditStore(Protocol):
     ) -> list[AuditRecord]:
         """Newest first. ``user_id=None`` means every user: only admins' code paths may pass it."""
 
+    async def audit_days(self, since: datetime, min_days: int, limit: int) -> list[tuple[str, str, int, int]]:
+        """``(user, tool, days, calls)`` of the tools each user called successfully on ``min_days`` or more UTC
+        days since ``since``: by user, most days (then calls) first, at most ``limit`` rows."""
+
     async def prune_audit(self, before: datetime) -> int: ...
 
 

@@ -31,6 +31,14 @@ class CacheHints:
     async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
         if ctx.method in LISTS and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and isinstance(result, dict):
-            hint = self.surface.cache_hint(ctx.method, self.identify(ctx))
+            hint = self.surface.cache_hint(ctx.method, self.identify(ctx), defers(self.surface, ctx))
             result = {**result, "ttlMs": hint.ttl_ms, "cacheScope": hint.scope}
         return result
+
+
+def defers(surface: Surface, ctx: Ctx) -> bool:
+    """Whether this host loads tools through its own search (Claude Code, Qwen Code, Copilot CLI), by its
+    ``clientInfo.name``: from its handshake, or a 2026-07-28 request's own."""
+    params = getattr(ctx.session, "client_params", None)  # a host's task has no handshake of its own
+    info = params.client_info if params is not None else None
+    return surface.defers(info.name if info is not None else None)

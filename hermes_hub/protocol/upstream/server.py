@@ -35,7 +35,7 @@ from hermes_hub.infra.errors import DownstreamError, HubError, InvalidInput, Not
 from hermes_hub.infra.sdk import host_connection, without_request_spans
 from hermes_hub.infra.telemetry.tracing import enabled as spans_exported
 from hermes_hub.protocol.upstream.first_list import FirstList
-from hermes_hub.protocol.upstream.hints import CacheHints
+from hermes_hub.protocol.upstream.hints import CacheHints, defers as _defers
 from hermes_hub.protocol.upstream.listening import Listening
 from hermes_hub.protocol.upstream.surface import Surface
 from hermes_hub.protocol.upstream.task_protocol import (LEGACY_CAPABILITY, LEGACY_VERSION, TaskProtocol, TaskSession,
@@ -181,7 +181,7 @@ class ListingMemo:
 
     def __init__(self, catalog: Surface, identify: Callable[[Ctx], Identity]) -> None:
         self.catalog, self.identify = catalog, identify
-        self._memo: dict[tuple[str, str, str, bool, str | None], dict[str, Any]] = {}
+        self._memo: dict[tuple[str, str, str, bool, str | None, bool], dict[str, Any]] = {}
         self._generation = -1
 
     async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
@@ -191,7 +191,8 @@ class ListingMemo:
             self._memo.clear()
             self._generation = self.catalog.generation
         caller = self.identify(ctx)  # a user's own listing of a per_user server is theirs alone
-        key = (ctx.method, ctx.protocol_version, caller.role, _renders_apps(ctx), self.catalog.listing_key(caller))
+        key = (ctx.method, ctx.protocol_version, caller.role, _renders_apps(ctx), self.catalog.listing_key(caller),
+               _defers(self.catalog, ctx))
         if (hit := self._memo.get(key)) is not None:
             return dict(hit)  # the SDK's pipeline owns (and may stamp) the top-level dict
         generation = self._generation
@@ -222,7 +223,7 @@ class _Handlers:
         return CallContext(self.identify(ctx))
 
     async def list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        tools = self.catalog.list_tools(self.identify(ctx))
+        tools = self.catalog.list_tools(self.identify(ctx), defers=_defers(self.catalog, ctx))
         if not _renders_apps(ctx):  # it would offer every listed tool to its model
             tools = [t for t in tools if apps.for_model(t)]
         if self.tasks is not None and ctx.protocol_version == LEGACY_VERSION:

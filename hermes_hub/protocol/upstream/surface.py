@@ -29,7 +29,9 @@ class Surface(Protocol):
     @property
     def templates(self) -> dict[str, Any]: ...
 
-    def list_tools(self, caller: Identity) -> list[types.Tool]: ...
+    def list_tools(self, caller: Identity, defers: bool = False) -> list[types.Tool]: ...
+
+    def defers(self, client_name: str | None) -> bool: ...  # a host that finds tools by its own search
 
     def input_schema(self, name: str) -> dict[str, Any] | None: ...
 
@@ -41,7 +43,7 @@ class Surface(Protocol):
 
     def listing_key(self, caller: Identity) -> str | None: ...  # whom the caller's lists are particular to
 
-    def cache_hint(self, method: str, caller: Identity) -> Any: ...  # ``ttl_ms``, ``scope`` of a list (2026-07-28)
+    def cache_hint(self, method: str, caller: Identity, defers: bool = False) -> Any: ...  # ``ttl_ms``, ``scope`` of a list (2026-07-28)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, ctx: CallContext,
                         ) -> types.CallToolResult | types.InputRequiredResult: ...

@@ -19,5 +19,8 @@ class AuditMethods(Runner):
                           since: datetime | None = None, limit: int = 100) -> list[AuditRecord]:
         return await self._read(self._sql.audit.query_audit, user_id, tool, since, limit)
 
+    async def audit_days(self, since: datetime, min_days: int, limit: int) -> list[tuple[str, str, int, int]]:
+        return await self._read(self._sql.audit.audit_days, since, min_days, limit)
+
     async def prune_audit(self, before: datetime) -> int:
         return await self._write(self._sql.audit.prune_audit, before)

@@ -40,5 +40,13 @@ async def query_audit(db: Connection, user_id: str | None, tool: str | None, sin
     return [audit_record(tuple(row)) for row in await db.fetch(sql, *args)]
 
 
+async def audit_days(db: Connection, since: datetime, min_days: int, limit: int) -> list[tuple[str, str, int, int]]:
+    rows = await db.fetch(
+        "SELECT user_id, tool, COUNT(DISTINCT floor(at / 86400)) AS days, COUNT(*) AS calls FROM audit "
+        "WHERE at >= $1 AND outcome = 'ok' GROUP BY user_id, tool HAVING COUNT(DISTINCT floor(at / 86400)) >= $2 "
+        "ORDER BY user_id, days DESC, calls DESC, tool LIMIT $3", ts(since), min_days, limit)
+    return [(r[0], r[1], int(r[2]), int(r[3])) for r in rows]
+
+
 async def prune_audit(db: Connection, before: datetime) -> int:
     return int((await db.execute("DELETE FROM audit WHERE at < $1", ts(before))).split()[-1])

@@ -35,6 +35,13 @@ def query_audit(db: Connection, user_id: str | None, tool: str | None, since: da
     return [audit_record(row) for row in db.execute(sql, [*args, limit])]
 
 
+def audit_days(db: Connection, since: datetime, min_days: int, limit: int) -> list[tuple[str, str, int, int]]:
+    return [tuple(row) for row in db.execute(
+        "SELECT user_id, tool, COUNT(DISTINCT CAST(at / 86400 AS INTEGER)) AS days, COUNT(*) AS calls FROM audit "
+        "WHERE at >= ? AND outcome = 'ok' GROUP BY user_id, tool HAVING days >= ? "
+        "ORDER BY user_id, days DESC, calls DESC, tool LIMIT ?", (ts(since), min_days, limit))]
+
+
 def prune_audit(db: Connection, before: datetime) -> int:
     return db.execute("DELETE FROM audit WHERE at < ?", (ts(before),)).rowcount
 
