@@ -23,7 +23,6 @@ from hermes_hub.infra.errors import HubError
 if TYPE_CHECKING:
     from hermes_hub.infra.call import Identity
     from hermes_hub.core.pipeline.approvals import Approvals
-    from hermes_hub.core.pipeline.mask import stored_masker
 
 CONFIG = click.option("--config", default="hub.json", show_default=True, help="hub.json naming storage.url")
 TOKEN = click.option("--token", envvar="HERMES_TOKEN", default=None,

@@ -28,7 +28,7 @@ import fnmatch
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 import mcp.types as types

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hermes_hub.infra.config.guards import GuardsSection
 from hermes_hub.infra.config.agents import (  # re-exported: the model settings live in ``agents``
