@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from hermes_hub.app.cli import main
 from hermes_hub.app.cli.hosts import HOSTS
-from tests.support import PROJECT, demo, hub_env, until_listed
+from tests.support import PROJECT, as_user, demo, hub_env, serve_process, until_listed
 
 pytestmark = pytest.mark.anyio
 WHERE = {  # on Linux, under HOME (XDG_CONFIG_HOME unset)
@@ -25,6 +25,8 @@ WHERE = {  # on Linux, under HOME (XDG_CONFIG_HOME unset)
     "qwen": (".qwen/settings.json", "mcpServers"),
     "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers"),
     "opencode": (".config/opencode/opencode.json", "mcp"),
+    "copilot": (".copilot/mcp-config.json", "mcpServers"),
+    "zed": (".config/zed/settings.json", "context_servers"),
 }
 
 
@@ -69,7 +71,8 @@ def test_install_writes_the_hub_entry_at_the_hosts_place_keeping_everything_else
         entry = {"command": entry["command"][0], "args": entry["command"][1:], "env": entry["environment"]}
     assert entry["args"][-4:] == ["serve", "--stdio", "--config", str(tmp_path / "hub.json")]
     assert entry["env"]["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
-    assert ("type" in entry) == (host in ("vscode", "claude-code"))
+    assert ("type" in entry) == (host in ("vscode", "claude-code", "copilot"))
+    assert entry.get("tools") == (["*"] if host == "copilot" else None)  # Copilot CLI: which tools it may call
     [backup] = backups(path)
     assert json.loads(backup.read_text()) == before
     assert str(path) in out
@@ -387,3 +390,116 @@ def test_a_malformed_codex_config_is_a_clear_error_and_nothing_is_written(home):
     code, _, err = hermes("install", "codex")
     assert code == 1 and "is not valid TOML" in err and "Nothing was written" in err
     assert path.read_text() == "[mcp_servers.x\ncommand = 1\n" and not backups(path)
+
+
+ZED = """// Zed settings
+//
+// For information on how to configure Zed, see the Zed documentation.
+{
+  "theme": "One Dark", // the one I like
+  /* servers I run */
+  "context_servers": {
+    "fs": {
+      "source": "custom",
+      "command": "npx",
+      "args": ["-y", "fs", "//not a comment"],
+    }, // the files
+    "old": {"command": {"path": "uvx", "args": ["old-server"], "env": {"K": "v"}}, "enabled": false},
+  },
+}
+"""
+
+
+def test_install_adds_the_hub_to_zeds_settings_keeping_its_comments_and_import_reads_zeds_servers(home, tmp_path):
+    path = home / ".config/zed/settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(ZED)
+    code, out, err = hermes("install", "zed")
+    assert code == 0, err
+    text = path.read_text()
+    kept = [line for line in ZED.splitlines() if line.strip() not in ("},", "}")]
+    assert all(line in text.splitlines() for line in kept), text  # every comment and line of the user's kept
+    assert '"hermes": {' in text and text.index("// the files") < text.index('"hermes": {')
+    assert hermes("install", "zed")[1].endswith("nothing changed\n") and path.read_text() == text
+
+    code, out, err = hermes("import", "zed")
+    assert code == 0, err
+    servers = json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+    assert servers["fs"] == {"command": "npx", "args": ["-y", "fs", "//not a comment"]}
+    assert servers["old"] == {"command": "uvx", "args": ["old-server"], "env": {"K": "v"}, "disabled": True}
+    assert "skipped hermes: it runs a hermes hub" in out
+
+
+def test_a_change_to_zeds_settings_that_would_lose_its_comments_is_refused(home):
+    path = home / ".config/zed/settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('// mine\n{"context_servers": {"hermes": {"command": "npx", "args": ["other"]}}}\n')
+    code, _, err = hermes("install", "zed")
+    assert code == 1 and "already has a server 'hermes' that is not this hub" in err
+    path.write_text('// mine\n{"context_servers": {"hermes": {"command": "hermes-hub", "args": ["serve"]}}}\n')
+    code, _, err = hermes("install", "zed")
+    assert code == 1 and "has comments, which a rewrite would lose" in err and "Nothing was written" in err
+    assert path.read_text().startswith("// mine") and not backups(path)
+
+
+def test_import_reads_copilots_servers_and_their_tools_lists(home, tmp_path):
+    path = home / ".copilot/mcp-config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": {
+        "pw": {"type": "local", "command": "npx", "args": ["-y", "@playwright/mcp"], "tools": ["*"]},
+        "docs": {"type": "http", "url": "https://mcp.example/mcp", "headers": {"K": "${K}"},
+                 "tools": ["search", "read"]}}}))
+    code, out, err = hermes("import", "copilot")
+    assert code == 0, err
+    servers = json.loads((tmp_path / "hub.json").read_text())["mcpServers"]
+    assert servers["pw"] == {"command": "npx", "args": ["-y", "@playwright/mcp"]}
+    assert servers["docs"] == {"type": "http", "url": "https://mcp.example/mcp", "headers": {"K": "${K}"},
+                               "tools": {"allow": ["search", "read"]}}
+
+
+ANA = "ana-token-0123456789abcdef0123"
+
+
+@pytest.mark.slow
+async def test_install_by_url_checks_the_token_with_the_hub_and_names_it_the_way_the_host_reads_it(
+        home, tmp_path, monkeypatch):
+    import tomllib
+
+    served_config = {"mcpServers": {}, "auth": {"tokens": [{"token": ANA, "user": "ana"}]}}
+    (tmp_path / "served").mkdir()
+    async with serve_process(served_config, tmp_path / "served") as served:
+        url = served.url
+        code, _, err = hermes("install", "claude-code", "--url", url)
+        assert code == 1 and "requires a token: pass --token-env VAR" in err
+        monkeypatch.setenv("HUB_TOKEN", "not-the-token-0123456789abcdef")
+        code, _, err = hermes("install", "claude-code", "--url", url, "--token-env", "HUB_TOKEN")
+        assert code == 1 and "refused the token in $HUB_TOKEN (401)" in err
+        assert not (home / ".claude.json").exists()  # nothing written either time
+
+        monkeypatch.setenv("HUB_TOKEN", ANA)
+        code, out, err = hermes("install", "claude-code", "--url", url, "--token-env", "HUB_TOKEN")
+        assert code == 0, err
+        entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["hermes"]
+        assert entry == {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${HUB_TOKEN}"}}
+        assert "set HUB_TOKEN to the hub's token" in out
+        assert hermes("install", "claude-code", "--url", url, "--token-env", "HUB_TOKEN")[1].endswith(
+            "nothing changed\n")
+        # the header as the host expands it gets the token's user in
+        bearer = entry["headers"]["Authorization"].replace("${HUB_TOKEN}", os.environ["HUB_TOKEN"])
+        async with as_user(url, bearer.removeprefix("Bearer ")) as host:
+            assert "hermes_memory_recall" in {t.name for t in (await host.list_tools()).tools}
+
+        code, out, err = hermes("install", "codex", "--url", url, "--token", ANA)
+        assert code == 0 and "now holds the hub's token; keep it private" in err
+        codex = tomllib.loads((home / ".codex/config.toml").read_text())["mcp_servers"]["hermes"]
+        assert codex == {"url": url, "http_headers": {"Authorization": f"Bearer {ANA}"}}
+        code, out, err = hermes("install", "opencode", "--url", url, "--token-env", "HUB_TOKEN")
+        opencode = json.loads((home / ".config/opencode/opencode.json").read_text())["mcp"]["hermes"]
+        assert code == 0 and opencode["headers"] == {"Authorization": "Bearer {env:HUB_TOKEN}"}
+
+    code, _, err = hermes("install", "claude-desktop", "--url", url)
+    assert code == 1 and "Claude Desktop keeps no HTTP servers in its file" in err
+    code, _, err = hermes("install", "zed", "--url", url, "--token-env", "HUB_TOKEN")
+    assert code == 1 and "Zed reads no environment variables" in err
+    code, _, err = hermes("install", "gemini", "--url", "not a url")
+    assert code == 2 and "is not an http(s) URL" in err

@@ -6,10 +6,12 @@
     entry = host.entry(Path("hub.json"))
     write_with_backup(path, jsonfile.render(text, doc, with_entry(doc, host.key, "hermes", entry), host.key))
 
-Claude Desktop, Cursor, Claude Code, Gemini CLI, Qwen Code and Windsurf keep servers under ``mcpServers``;
-VS Code's ``mcp.json`` keeps them under ``servers``, each with ``"type": "stdio"``; opencode's under ``mcp``,
-each ``"type": "local"`` with its command as one array (``Host.entry``); Codex's ``config.toml`` under
-``[mcp_servers.NAME]`` (``tomlfile``). Writes keep every other key and server, copy the
+Claude Desktop, Cursor, Claude Code, Gemini CLI, Qwen Code, Windsurf and Copilot CLI keep servers under
+``mcpServers`` (Copilot's with ``"tools": ["*"]``); VS Code's ``mcp.json`` keeps them under ``servers``, each
+with ``"type": "stdio"``; opencode's under ``mcp``, each ``"type": "local"`` with its command as one array
+(``Host.entry``); Zed's settings.json, JSON with comments, under ``context_servers``; Codex's
+``config.toml`` under ``[mcp_servers.NAME]`` (``tomlfile``). ``Host.remote`` is the entry of a served hub
+by URL, its token in an ``Authorization`` header (an environment variable as the host's file names one). Writes keep every other key and server, copy the
 old file to ``<file>.<time>.bak`` first and replace it in one step, in the file's own style
 (``jsonfile``: a diff shows only the hub's entry); bad files are never written.
 """
@@ -27,11 +29,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_hub.app.cli.jsonfile import blanked
 from hermes_hub.infra.errors import HubError, json_mistake
 
 
 class HostFileError(HubError):
     """A host's config file cannot be read or changed safely; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    """How a host's file names a streamable HTTP server."""
+
+    url_key: str = "url"
+    type: str | None = None  # the entry's "type": "http" (Claude Code, VS Code, Copilot), opencode's "remote"
+    env_ref: str | None = "${%s}"  # an environment variable in a header value; None: the host reads none
 
 
 @dataclass(frozen=True)
@@ -43,14 +55,42 @@ class Host:
     where: dict[str, str]  # platform ("darwin", "win32", "linux") -> path; ~, %APPDATA% and $XDG_CONFIG_HOME expand
     local: bool = False  # opencode's shape: "type": "local", the command as one array, "environment"
     toml: bool = False  # Codex: config.toml, [mcp_servers.NAME] (``tomlfile``)
+    remote: Remote | None = Remote()  # None: the host's file holds no HTTP servers
+    comments: bool = False  # JSON with comments (Zed): entries are added, the comments kept
+    extra: tuple[tuple[str, Any], ...] = ()  # keys every entry of this host has, e.g. Copilot's "tools": ["*"]
 
     def entry(self, config: Path) -> dict[str, Any]:
         """The hub's stdio entry as this host writes its servers."""
         entry = hub_entry(config, typed=self.typed)
-        if not self.local:
+        if self.local:
+            entry = {"type": "local", "command": [entry["command"], *entry["args"]], "environment": entry["env"],
+                     "enabled": True}
+        return {**entry, **dict(self.extra)}
+
+    def remote_entry(self, url: str, token_env: str | None = None, token: str | None = None) -> dict[str, Any]:
+        """The entry of the hub served at ``url``: its token named by ``token_env`` (how this host's file
+        names an environment variable) or written as ``token``; neither where the hub needs none."""
+        if self.remote is None:
+            raise HostFileError(f"{self.label} keeps no HTTP servers in its file (add the hub by URL in its "
+                                f"settings), or install the stdio entry: drop --url")
+        if token_env is not None and self.remote.env_ref is None:
+            raise HostFileError(f"{self.label} reads no environment variables in its server entries: pass the "
+                                f"token itself with --token (the file then holds it), or install the stdio entry")
+        if self.toml:
+            entry: dict[str, Any] = {"url": url}
+            if token_env is not None:
+                entry["bearer_token_env_var"] = token_env
+            elif token is not None:
+                entry["http_headers"] = {"Authorization": f"Bearer {token}"}
             return entry
-        return {"type": "local", "command": [entry["command"], *entry["args"]], "environment": entry["env"],
-                "enabled": True}
+        entry = {"type": self.remote.type} if self.remote.type else {}
+        entry[self.remote.url_key] = url
+        bearer = (self.remote.env_ref % token_env) if token_env is not None and self.remote.env_ref else token
+        if bearer is not None:
+            entry["headers"] = {"Authorization": f"Bearer {bearer}"}
+        if self.local:
+            entry["enabled"] = True
+        return {**entry, **dict(self.extra)}
 
     @property
     def env_var(self) -> str:
@@ -73,44 +113,52 @@ HOSTS = {h.name: h for h in (
     Host("claude-desktop", "Claude Desktop", "mcpServers", False, {
         "darwin": "~/Library/Application Support/Claude/claude_desktop_config.json",
         "win32": "%APPDATA%/Claude/claude_desktop_config.json",
-        "linux": "$XDG_CONFIG_HOME/Claude/claude_desktop_config.json"}),
-    Host("cursor", "Cursor", "mcpServers", False, {"linux": "~/.cursor/mcp.json"}),
+        "linux": "$XDG_CONFIG_HOME/Claude/claude_desktop_config.json"}, remote=None),
+    Host("cursor", "Cursor", "mcpServers", False, {"linux": "~/.cursor/mcp.json"}, remote=Remote(env_ref="${env:%s}")),
     Host("vscode", "VS Code", "servers", True, {
         "darwin": "~/Library/Application Support/Code/User/mcp.json",
         "win32": "%APPDATA%/Code/User/mcp.json",
-        "linux": "$XDG_CONFIG_HOME/Code/User/mcp.json"}),
-    Host("claude-code", "Claude Code", "mcpServers", True, {"linux": "~/.claude.json"}),
-    Host("gemini", "Gemini CLI", "mcpServers", False, {"linux": "~/.gemini/settings.json"}),
-    Host("qwen", "Qwen Code", "mcpServers", False, {"linux": "~/.qwen/settings.json"}),
-    Host("windsurf", "Windsurf", "mcpServers", False, {"linux": "~/.codeium/windsurf/mcp_config.json"}),
-    Host("opencode", "opencode", "mcp", False, {"linux": "$XDG_CONFIG_HOME/opencode/opencode.json"}, local=True),
+        "linux": "$XDG_CONFIG_HOME/Code/User/mcp.json"}, remote=Remote(type="http", env_ref="${env:%s}")),
+    Host("claude-code", "Claude Code", "mcpServers", True, {"linux": "~/.claude.json"}, remote=Remote(type="http")),
+    Host("gemini", "Gemini CLI", "mcpServers", False, {"linux": "~/.gemini/settings.json"}, remote=Remote("httpUrl")),
+    Host("qwen", "Qwen Code", "mcpServers", False, {"linux": "~/.qwen/settings.json"}, remote=Remote("httpUrl")),
+    Host("windsurf", "Windsurf", "mcpServers", False, {"linux": "~/.codeium/windsurf/mcp_config.json"},
+         remote=Remote("serverUrl", env_ref="${env:%s}")),
+    Host("opencode", "opencode", "mcp", False, {"linux": "$XDG_CONFIG_HOME/opencode/opencode.json"}, local=True,
+         remote=Remote(type="remote", env_ref="{env:%s}")),
     Host("codex", "Codex", "mcp_servers", False, {"linux": "~/.codex/config.toml"}, toml=True),
+    Host("copilot", "Copilot CLI", "mcpServers", True, {"linux": "~/.copilot/mcp-config.json"},
+         remote=Remote(type="http"), extra=(("tools", ["*"]),)),
+    Host("zed", "Zed", "context_servers", False, {"linux": "$XDG_CONFIG_HOME/zed/settings.json"},
+         remote=Remote(env_ref=None), comments=True),
 )}
 # Where hosts other than hub.json keep a streamable HTTP server's address: Gemini CLI and Qwen Code write
 # ``httpUrl`` (their ``url`` is SSE, as hub.json's is with ``"type": "sse"``), Windsurf ``serverUrl``.
 URL_KEYS = ("httpUrl", "serverUrl")
 
 
-def read_json_object(path: Path, what: str) -> dict[str, Any] | None:
+def read_json_object(path: Path, what: str, comments: bool = False) -> dict[str, Any] | None:
     """The JSON object in ``path``; None when the file does not exist (or is empty)."""
-    return read_json_file(path, what)[0]
+    return read_json_file(path, what, comments)[0]
 
 
-def read_json_file(path: Path, what: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The JSON object in ``path`` (None when the file does not exist or is empty) and the file's text."""
+def read_json_file(path: Path, what: str, comments: bool = False) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object in ``path`` (None when the file does not exist or is empty) and the file's text;
+    with ``comments``, JSON with comments and trailing commas (Zed's settings.json)."""
     try:
         text = path.read_bytes().decode("utf-8")  # not read_text: it would turn CRLF line endings into LF
     except FileNotFoundError:
         return None, None
     except (OSError, UnicodeDecodeError) as e:
         raise HostFileError(f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}; nothing was written")
-    if not text.strip():
+    if not text.strip() or (comments and not blanked(text).strip()):
         return None, text
     try:
-        doc = json.loads(text)
+        doc = json.loads(blanked(text) if comments else text)
     except json.JSONDecodeError as e:
+        kept = "" if comments else " (comments are not kept: remove them)"
         raise HostFileError(
-            f"{what} {path} is not valid JSON ({json_mistake(e)}); fix it (comments are not kept: remove them) "
+            f"{what} {path} is not valid JSON ({json_mistake(e)}); fix it{kept} "
             f"or move the file away, then run this again. Nothing was written.")
     if not isinstance(doc, dict):
         raise HostFileError(f"{what} {path} must hold a JSON object ({{...}}) at the top; nothing was written")
@@ -195,6 +243,7 @@ def in_hub_terms(entry: Any) -> Any:
     its ``"type": "remote"`` a plain ``url``, and ``"enabled": false`` ``"disabled": true``."""
     if not isinstance(entry, dict):
         return entry
+    entry = _zed_or_copilot(entry)
     if entry.get("type") in ("local", "remote"):
         off = entry.get("enabled") is False
         entry = {k: v for k, v in entry.items() if k not in ("type", "enabled")} | ({"disabled": True} if off else {})
@@ -208,6 +257,28 @@ def in_hub_terms(entry: Any) -> Any:
     for key in URL_KEYS:
         if key in entry:
             return {("url" if k == key else k): v for k, v in entry.items()}
+    return entry
+
+
+def _zed_or_copilot(entry: dict[str, Any]) -> dict[str, Any]:
+    """Zed's ``source``, ``enabled`` and older ``"command": {"path", "args", "env"}``, and Copilot's
+    ``"tools"`` list (``["*"]`` is every tool), in hub.json's terms."""
+    entry = dict(entry)
+    if entry.get("source") == "custom":
+        del entry["source"]
+    command = entry.get("command")
+    if isinstance(command, dict) and isinstance(command.get("path"), str):
+        entry["command"] = command["path"]
+        entry.update({k: command[k] for k in ("args", "env") if k in command})
+    if "enabled" in entry and entry.get("type") not in ("local", "remote"):
+        if entry.pop("enabled") is False:
+            entry["disabled"] = True
+    tools = entry.get("tools")
+    if isinstance(tools, list) and all(isinstance(t, str) for t in tools):
+        if "*" in tools:
+            del entry["tools"]
+        else:
+            entry["tools"] = {"allow": tools}
     return entry
 
 

@@ -7,6 +7,11 @@ hub.json and hosts' files), they are spliced into the old text after its last en
 it: every other byte stays as the user wrote it (inline arrays, key order, spacing). Any other change
 is written whole in the old file's style: its indent unit (spaces or a tab; one line stays one line),
 line endings, final newline and ``\\uXXXX`` escapes. A new file gets 2 spaces and a final newline.
+
+A JSON-with-comments file (Zed's settings.json: ``//`` and ``/* */`` comments, trailing commas) is read
+through ``blanked``, which turns each comment and trailing comma into spaces of the same length, so the
+offsets found in it are the original's and entries are spliced into the text with its comments
+(``render(..., comments=True)``); a change that cannot be spliced is refused rather than written without them.
 """
 
 from __future__ import annotations
@@ -17,6 +22,20 @@ from dataclasses import dataclass
 from typing import Any
 
 _WS = re.compile(r"[ \t\r\n]*")
+# a string (kept), a comment or a comma before a closing bracket (both blanked)
+_JSONC = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=(?:\s|//[^\n]*|/\*.*?\*/)*[}\]])', re.S)
+
+
+class Uncommented(ValueError):
+    """The change cannot be made in the file's text without losing its comments."""
+
+
+def blanked(text: str) -> str:
+    """``text`` with its comments and trailing commas as spaces (newlines kept): plain JSON, same offsets."""
+    def blank(m: re.Match[str]) -> str:
+        found = m.group()
+        return found if found.startswith('"') else re.sub(r"[^\n]", " ", found)
+    return _JSONC.sub(blank, text)
 _INDENTED = re.compile(r"\n([ \t]+)\S")
 
 
@@ -51,15 +70,62 @@ class Style:
         return self.dump(doc) + (self.newline if self.final_newline else "")
 
 
-def render(old_text: str | None, old: dict[str, Any] | None, new: dict[str, Any], key: str) -> str:
+def render(old_text: str | None, old: dict[str, Any] | None, new: dict[str, Any], key: str,
+           comments: bool = False) -> str:
     """The text of ``new``: ``old_text`` with the entries added under ``key`` spliced in when that is the
-    whole change, else ``new`` written in ``old_text``'s style."""
+    whole change, else ``new`` written in ``old_text``'s style. With ``comments`` (a JSON-with-comments
+    file) a change that cannot be spliced raises ``Uncommented``."""
     style = Style.of(old_text)
     if old_text is not None and old is not None:
-        spliced = _splice(old_text, old, new, key, style)
-        if spliced is not None and json.loads(spliced) == new:  # a wrong splice is never written
-            return spliced
+        plain = blanked(old_text) if comments else old_text
+        if comments and (above := _above_close(old_text, plain, old, new, key, style)) is not None:
+            return above
+        spliced = _splice(plain, old, new, key, style)
+        if spliced is not None:
+            if comments:  # the same insertion into the text with its comments: the offsets are the same
+                at, added = _cut(plain, spliced), len(spliced) - len(plain)
+                spliced = old_text[:at] + spliced[at:at + added] + old_text[at:]
+            if json.loads(blanked(spliced) if comments else spliced) == new:  # a wrong splice is never written
+                return spliced
+        if comments and old_text.strip():
+            raise Uncommented("only adding an entry keeps this file's comments")
     return style.document(new)
+
+
+def _above_close(text: str, plain: str, old: dict[str, Any], new: dict[str, Any], key: str,
+                 style: Style) -> str | None:
+    """JSON with comments: the entries added under ``key`` on lines of their own above its closing brace,
+    so a comment after the last entry stays with it (a comma added after that entry where it has none)."""
+    if key not in old or not isinstance(old[key], dict) or not old[key] or style.indent is None:
+        return None
+    before, after = old[key], new.get(key)
+    if (not isinstance(after, dict) or list(after)[: len(before)] != list(before) or any(after[k] != before[k] for k in before)
+            or {k: v for k, v in new.items() if k != key} != {k: v for k, v in old.items() if k != key}):
+        return None
+    members, _ = _members(plain, _WS.match(plain).end())
+    start = next(s for k, _, s, _ in members if k == key)
+    inner, close = _members(plain, start)
+    _, key_start, _, end = inner[-1]
+    line = text.rfind("\n", 0, key_start) + 1
+    close_line = text.rfind("\n", 0, close) + 1
+    prefix = text[line:key_start]
+    if prefix.strip() or text[close_line:close].strip() or close_line <= end:
+        return None  # not one entry a line with the brace on its own
+    comma = "" if text[end:close].lstrip().startswith(",") else ","
+    added = "".join(f"{prefix}{json.dumps(k, ensure_ascii=style.ascii)}: {style.dump(v, prefix)},{style.newline}"
+                    for k, v in list(after.items())[len(before):])
+    out = text[:end] + comma + text[end:close_line] + added + text[close_line:]
+    return out if json.loads(blanked(out)) == new else None
+
+
+def _cut(before: str, after: str) -> int:
+    """Where ``after`` first differs from ``before`` (a splice inserts at one place)."""
+    n = 0
+    for a, b in zip(before, after):
+        if a != b:
+            break
+        n += 1
+    return n
 
 
 def _splice(text: str, old: dict[str, Any], new: dict[str, Any], key: str, style: Style) -> str | None:
