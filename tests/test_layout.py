@@ -197,6 +197,14 @@ def test_no_function_is_longer_than_the_cap():
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them by step):\n" + "\n".join(long)
 
 
+def test_docs_architecture_lists_the_tree_as_it_is():
+    from tests.layout_doc import DOC, block, current
+
+    found = current(DOC.read_text(encoding="utf-8"))
+    assert found is not None, f"{DOC.name} lost its layout table's markers"
+    assert found == block(), f"{DOC.name}'s layout table is not the tree's: run `python -m tests.layout_doc`"
+
+
 def test_the_reader_finds_lazy_typing_only_and_relative_imports(tmp_path):
     source = tmp_path / "probe.py"
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hermes_hub.app.hub import Hub\n"
