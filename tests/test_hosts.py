@@ -49,6 +49,14 @@ def hermes(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def host_file(home: Path, host: str, text: str) -> Path:
+    """``host``'s config file at its place under ``home``, holding ``text``."""
+    path = home / WHERE[host][0] if host in WHERE else home / {"codex": ".codex/config.toml"}[host]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def backups(path: Path) -> list[Path]:
     return sorted(path.parent.glob(f"{path.name}.*.bak"))
 
@@ -384,9 +392,7 @@ def test_install_writes_codexs_toml_keeping_its_comments_and_order_and_import_re
 
 
 def test_a_malformed_codex_config_is_a_clear_error_and_nothing_is_written(home):
-    path = home / ".codex/config.toml"
-    path.parent.mkdir(parents=True)
-    path.write_text("[mcp_servers.x\ncommand = 1\n")
+    path = host_file(home, "codex", "[mcp_servers.x\ncommand = 1\n")
     code, _, err = hermes("install", "codex")
     assert code == 1 and "is not valid TOML" in err and "Nothing was written" in err
     assert path.read_text() == "[mcp_servers.x\ncommand = 1\n" and not backups(path)
@@ -411,9 +417,7 @@ ZED = """// Zed settings
 
 
 def test_install_adds_the_hub_to_zeds_settings_keeping_its_comments_and_import_reads_zeds_servers(home, tmp_path):
-    path = home / ".config/zed/settings.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(ZED)
+    path = host_file(home, "zed", ZED)
     code, out, err = hermes("install", "zed")
     assert code == 0, err
     text = path.read_text()
@@ -431,9 +435,7 @@ def test_install_adds_the_hub_to_zeds_settings_keeping_its_comments_and_import_r
 
 
 def test_a_change_to_zeds_settings_that_would_lose_its_comments_is_refused(home):
-    path = home / ".config/zed/settings.json"
-    path.parent.mkdir(parents=True)
-    path.write_text('// mine\n{"context_servers": {"hermes": {"command": "npx", "args": ["other"]}}}\n')
+    path = host_file(home, "zed", '// mine\n{"context_servers": {"hermes": {"command": "npx", "args": ["other"]}}}\n')
     code, _, err = hermes("install", "zed")
     assert code == 1 and "already has a server 'hermes' that is not this hub" in err
     path.write_text('// mine\n{"context_servers": {"hermes": {"command": "hermes-hub", "args": ["serve"]}}}\n')
@@ -443,9 +445,7 @@ def test_a_change_to_zeds_settings_that_would_lose_its_comments_is_refused(home)
 
 
 def test_import_reads_copilots_servers_and_their_tools_lists(home, tmp_path):
-    path = home / ".copilot/mcp-config.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"mcpServers": {
+    host_file(home, "copilot", json.dumps({"mcpServers": {
         "pw": {"type": "local", "command": "npx", "args": ["-y", "@playwright/mcp"], "tools": ["*"]},
         "docs": {"type": "http", "url": "https://mcp.example/mcp", "headers": {"K": "${K}"},
                  "tools": ["search", "read"]}}}))
