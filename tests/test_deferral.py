@@ -140,10 +140,10 @@ def test_deferring_hosts_are_matched_by_their_client_name():
 
 
 async def test_docs_catalog_states_the_hints_the_hub_gives(tmp_path):
-    page = (PROJECT / "docs" / "catalog.md").read_text()
+    page = " ".join((PROJECT / "docs" / "catalog.md").read_text().split())
     async with hub(tmp_path, {"calendar": demo("calendar", tmp_path / "demo")}) as h:
         assert await h.wait_settled(30)
         tools = {t.name: t for t in h.endpoint(None).view.list_tools(h.local)}
     memory = listing_tokens([tools["hermes_memory_recall"], tools["hermes_memory_remember"]])
     assert f"the two memory tools cost {memory:,}." in page
-    assert f"the hint is `{tools['calendar_query'].meta[SEARCH_HINT]}`" in " ".join(page.split())
+    assert f"the hint is `{tools['calendar_query'].meta[SEARCH_HINT]}`" in page

@@ -64,7 +64,7 @@ from hermes_hub.app.hub.services import Services, open_services
 from hermes_hub.infra.telemetry.metrics import Metrics
 from hermes_hub.core.toolsets.deferral import Habits, HostHints
 from hermes_hub.core.toolsets.search import ToolIndex
-from hermes_hub.core.toolsets.tokens import listing_tokens
+from hermes_hub.core.toolsets.tokens import estimated_tokens
 from hermes_hub.core.toolsets.view import Scope, View
 from hermes_hub.protocol.upstream.endpoint import Endpoint
 from hermes_hub.protocol.upstream.first_list import FirstList
@@ -154,7 +154,7 @@ class Hub(Parts, Reports):
                 return Scope(servers=frozenset(), cache_ttl_ms=hub.cache_ttl_ms)
             return Scope.of(ts, hub.always, hub.cache_ttl_ms, own, self.builtins.name)
 
-        hints = HostHints(lambda: self.config.hub.hints, self.habits, lambda t: listing_tokens([t]),
+        hints = HostHints(lambda: self.config.hub.hints, self.habits, estimated_tokens,
                           lambda: [ns.name("memory_recall"), ns.name("memory_remember")])
         view = View(self.catalog, scope, self.tool_index, ns.name, toolset, hints)
         view.tools_changed()

@@ -104,6 +104,12 @@ class ToolCosts:
 _COSTS = ToolCosts()
 
 
+def estimated_tokens(tool: types.Tool) -> int:
+    """A tool's cost by the calibrated estimate, without loading the tokenizer (~0.5 s the first time):
+    for what is decided on a listing's path (``deferral.HostHints``' budget)."""
+    return _estimate(tool_json(tool))
+
+
 def listing_tokens(tools: Iterable[types.Tool]) -> int:
     return sum(_COSTS(t) for t in tools)
 
