@@ -61,7 +61,7 @@ class Host:
     root: Path
     name: ClassVar[str]
     prefix: ClassVar[str]  # what the host puts before the hub's tool names when it offers them to its model
-    model_env: ClassVar[dict[str, str]] = {}
+    wire: ClassVar[str]  # the wire format it speaks to its model (tests/interop/models.py)
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
@@ -106,6 +106,7 @@ class Host:
 
 class ClaudeCode(Host):
     name, prefix = "claude", "mcp__hermes__"
+    wire = "anthropic"
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
@@ -125,6 +126,7 @@ class ClaudeCode(Host):
 
 class GeminiCli(Host):
     name, prefix = "gemini", "mcp_hermes_"
+    wire = "gemini"
 
     def attach(self, hub: str, model: str) -> None:
         self.extra.update(GEMINI_API_KEY="scripted", GOOGLE_GEMINI_BASE_URL=model)
@@ -141,6 +143,7 @@ class GeminiCli(Host):
 
 class QwenCode(Host):
     name, prefix = "qwen", "mcp__hermes__"
+    wire = "chat"
 
     def env(self) -> dict[str, str]:  # Qwen Code asks for Node 22 (its engines); the interop tools have it
         env = super().env()
@@ -165,6 +168,7 @@ class QwenCode(Host):
 
 class Codex(Host):
     name, prefix = "codex", "mcp__hermes__"
+    wire = "responses"
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "CODEX_HOME": str(self.home / ".codex"), "SCRIPTED_API_KEY": "scripted"}
@@ -210,6 +214,7 @@ url = "{hub}"
 
 class Opencode(Host):
     name, prefix = "opencode", "hermes_"
+    wire = "chat"
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",

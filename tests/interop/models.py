@@ -42,6 +42,7 @@ class Asked:
     body: dict[str, Any]
     tools: list[str]
     results: list[str]
+    streamed: bool  # answered as a stream of events (SSE), as each host asks for its turns
 
     @property
     def text(self) -> str:
@@ -92,8 +93,9 @@ class ScriptedModel:
                 {"id": "scripted", "object": "model", "created": 1700000000, "owned_by": "hermes"}]})),
         ])
 
-    def _record(self, wire: str, body: dict[str, Any], tools: list[str], results: list[str]) -> Turn:
-        asked = Asked(wire, body, tools, results)
+    def _record(self, wire: str, body: dict[str, Any], tools: list[str], results: list[str],
+                streamed: bool | None = None) -> Turn:
+        asked = Asked(wire, body, tools, results, bool(body.get("stream")) if streamed is None else streamed)
         self.received.append(asked)
         return self.turn(asked)
 
@@ -136,7 +138,7 @@ class ScriptedModel:
         spaces = {f"{t['name']}__{f['name']}": (t["name"], f["name"]) for t in body.get("tools") or []
                   if t.get("type") == "namespace" for f in t.get("tools") or []}
         tools = [t.get("name", "") for t in body.get("tools") or [] if t.get("type") == "function"] + list(spaces)
-        turn = self._record("responses", body, tools, results)
+        turn = self._record("responses", body, tools, results, streamed=True)  # Codex streams; so does the answer
         return _sse(_responses_events(turn, body.get("model", "scripted"), spaces.get(turn.tool or "")))
 
     async def _gemini(self, request: Request) -> Response:
@@ -148,7 +150,7 @@ class ScriptedModel:
         tools = [d.get("name", "") for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
         if call.endswith(":countTokens"):
             return JSONResponse({"totalTokens": 100})
-        turn = self._record("gemini", body, tools, results)
+        turn = self._record("gemini", body, tools, results, streamed=call.endswith(":streamGenerateContent"))
         part = {"functionCall": {"name": turn.tool, "args": turn.arguments}} if turn.tool else {"text": turn.text}
         answer = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
                   "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
