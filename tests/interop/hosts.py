@@ -2,7 +2,8 @@
 package.json; ``make interop/hosts/.installed``), each in a HOME of its own and watched for the internet.
 
     host = HOSTS["gemini"](tmp_path)           # a fresh HOME (and XDG folders) under tmp_path
-    host.attach(hub_url, model_base)           # its config: the hub over streamable HTTP, the scripted model
+    host.attach(model_base)                    # its config: the scripted model, the switches
+    await host.install(hub_url)                # `hermes-hub install gemini --url hub_url`
     run = await host.run(host.prompt("..."))    # under strace: fails if it tried to reach past loopback
 
 Every host gets the switches its documentation gives for telemetry, update checks and other traffic;
@@ -60,6 +61,7 @@ class Host:
 
     root: Path
     name: ClassVar[str]
+    installs_as: ClassVar[str]  # its name to `hermes-hub install`
     prefix: ClassVar[str]  # what the host puts before the hub's tool names when it offers them to its model
     wire: ClassVar[str]  # the wire format it speaks to its model (tests/interop/models.py)
 
@@ -78,9 +80,14 @@ class Host:
                 "PATH": f"{Path(sys.executable).parent}:{BIN}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                 "NO_COLOR": "1", "TERM": "dumb", "NO_PROXY": "127.0.0.1,localhost", **self.extra}
 
-    def attach(self, hub: str, model: str) -> None:
-        """Write the host's config: the hub at ``hub`` over streamable HTTP, its model at ``model``."""
+    def attach(self, model: str) -> None:
+        """Write the host's config: its model at ``model``, its switches for telemetry and updates."""
         raise NotImplementedError
+
+    async def install(self, hub: str) -> None:
+        """Add the hub served at ``hub`` as ``hermes-hub install HOST --url`` writes it."""
+        done = await run([sys.executable, "-m", "hermes_hub", "install", self.installs_as, "--url", hub], 60, self.env())
+        assert done.code == 0, f"install {self.installs_as} --url {hub}: {done.err}"
 
     def listing(self) -> list[str]:
         return [str(BIN / self.name), "mcp", "list"]
@@ -105,7 +112,7 @@ class Host:
 
 
 class ClaudeCode(Host):
-    name, prefix = "claude", "mcp__hermes__"
+    name, installs_as, prefix = "claude", "claude-code", "mcp__hermes__"
     wire = "anthropic"
 
     def env(self) -> dict[str, str]:
@@ -115,23 +122,20 @@ class ClaudeCode(Host):
                 "MCP_CONNECTION_NONBLOCKING": "0",  # -p waits for its MCP servers (a stdio hub takes ~2 s)
                 "ANTHROPIC_API_KEY": "sk-ant-scripted"}
 
-    def attach(self, hub: str, model: str) -> None:
+    def attach(self, model: str) -> None:
         self.extra["ANTHROPIC_BASE_URL"] = model
-        if hub:
-            _write(self.home / ".claude.json", {"mcpServers": {"hermes": {"type": "http", "url": hub}}})
 
     def prompt(self, text: str) -> list[str]:
         return [str(BIN / "claude"), "-p", text, "--output-format", "json", "--allowedTools", "mcp__hermes"]
 
 
 class GeminiCli(Host):
-    name, prefix = "gemini", "mcp_hermes_"
+    name, installs_as, prefix = "gemini", "gemini", "mcp_hermes_"
     wire = "gemini"
 
-    def attach(self, hub: str, model: str) -> None:
+    def attach(self, model: str) -> None:
         self.extra.update(GEMINI_API_KEY="scripted", GOOGLE_GEMINI_BASE_URL=model)
         _write(self.home / ".gemini" / "settings.json", {
-            "mcpServers": {"hermes": {"httpUrl": hub, "trust": True}},
             "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}})
@@ -142,22 +146,27 @@ class GeminiCli(Host):
 
 
 class QwenCode(Host):
-    name, prefix = "qwen", "mcp__hermes__"
+    name, installs_as, prefix = "qwen", "qwen", "mcp__hermes__"
     wire = "chat"
 
     def env(self) -> dict[str, str]:  # Qwen Code asks for Node 22 (its engines); the interop tools have it
         env = super().env()
         return {**env, "PATH": f"{NODE22.parent}:{env['PATH']}"}
 
-    def attach(self, hub: str, model: str) -> None:
+    def attach(self, model: str) -> None:
         require(NODE22)
         self.extra.update(OPENAI_API_KEY="scripted", OPENAI_BASE_URL=f"{model}/v1", OPENAI_MODEL="qwen-scripted")
         _write(self.home / ".qwen" / "settings.json", {
-            # alwaysLoadTools: the hub's tools up front, not behind Qwen Code's tool_search bridge
-            "mcpServers": {"hermes": {"httpUrl": hub, "trust": True, "alwaysLoadTools": True}},
             "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
             "general": {"enableAutoUpdate": False},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}})
+
+    async def install(self, hub: str) -> None:
+        await super().install(hub)
+        path = self.home / ".qwen" / "settings.json"  # the hub's tools up front, not behind its tool_search bridge
+        doc = json.loads(path.read_text())
+        doc["mcpServers"]["hermes"]["alwaysLoadTools"] = True
+        _write(path, doc)
 
     def listing(self) -> list[str]:
         return [str(NODE22), str(BIN / "qwen"), "mcp", "list"]
@@ -167,13 +176,13 @@ class QwenCode(Host):
 
 
 class Codex(Host):
-    name, prefix = "codex", "mcp__hermes__"
+    name, installs_as, prefix = "codex", "codex", "mcp__hermes__"
     wire = "responses"
 
     def env(self) -> dict[str, str]:
         return {**super().env(), "CODEX_HOME": str(self.home / ".codex"), "SCRIPTED_API_KEY": "scripted"}
 
-    def attach(self, hub: str, model: str) -> None:
+    def attach(self, model: str) -> None:
         path = self.home / ".codex" / "config.toml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f'''model = "scripted"
@@ -197,9 +206,6 @@ enabled = false
 
 [otel]
 exporter = "none"
-
-[mcp_servers.hermes]
-url = "{hub}"
 ''')
 
     def connected(self, out: str) -> bool:
@@ -213,7 +219,7 @@ url = "{hub}"
 
 
 class Opencode(Host):
-    name, prefix = "opencode", "hermes_"
+    name, installs_as, prefix = "opencode", "opencode", "hermes_"
     wire = "chat"
 
     def env(self) -> dict[str, str]:
@@ -221,14 +227,14 @@ class Opencode(Host):
                 "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
                 "OPENCODE_DISABLE_SHARE": "1"}
 
-    def attach(self, hub: str, model: str) -> None:
+    def attach(self, model: str) -> None:
         config = self.home / ".config" / "opencode"
         _write(config / "opencode.json", {
             "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",  # bundled in opencode
                                       "options": {"baseURL": f"{model}/v1", "apiKey": "scripted"},
                                       "models": {"scripted": {"name": "Scripted", "tool_call": True}}}},
             "model": "scripted/scripted", "small_model": "scripted/scripted", "autoupdate": False,
-            "share": "disabled", "mcp": {"hermes": {"type": "remote", "url": hub, "enabled": True}}})
+            "share": "disabled"})
         # opencode npm-installs its plugin SDK into each config folder at start unless that folder has a
         # node_modules and a lock naming it; no plugin is used here, so say it is there
         (config / "node_modules").mkdir(exist_ok=True)

@@ -43,13 +43,15 @@ async def hub(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def hosts(tmp_path_factory, hub, model_url) -> dict[str, Host]:
-    """Each host, configured once for the module (tests ask each something new)."""
+async def hosts(tmp_path_factory, hub, model_url) -> dict[str, Host]:
+    """Each host, configured once for the module (tests ask each something new): its model and switches
+    written by the test, the hub as `hermes-hub install HOST --url` writes it."""
     require_hosts()
     made = {}
     for name, kind in HOSTS.items():
         made[name] = host = kind(tmp_path_factory.mktemp(name))
-        host.attach(hub, model_url)
+        host.attach(model_url)
+        await host.install(hub)
     return made
 
 
@@ -119,7 +121,7 @@ async def test_a_memory_made_in_claude_code_is_recalled_in_another_host(hosts, m
 async def test_the_stdio_entry_install_writes_works_in_claude_code(model, model_url, tmp_path):
     require_hosts()
     host = ClaudeCode(tmp_path / "claude-stdio")
-    host.attach("", model_url)  # no HTTP hub: `hermes-hub install claude-code` writes the entry
+    host.attach(model_url)
     host.extra["HERMES_DATA_DIR"] = str(tmp_path / "stdio-hub-data")
     config = tmp_path / "hub.json"
     config.write_text(json.dumps({"mcpServers": {}}))  # the hub's own tools: nothing to wait for at its start
