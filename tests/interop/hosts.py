@@ -92,6 +92,10 @@ class Host:
     def listing(self) -> list[str]:
         return [str(BIN / self.name), "mcp", "list"]
 
+    def logs(self) -> str:
+        """The host's own log, where it keeps one (shown when a check fails)."""
+        return ""
+
     def connected(self, out: str) -> bool:
         """Does ``mcp list`` say the hub is connected?"""
         return bool(re.search(r"hermes\b.*(connected|Connected)", out))
@@ -103,9 +107,9 @@ class Host:
         """``argv`` under ``strace -f`` in the host's folder; fails on a non-zero exit or on any socket call
         to an address outside loopback, by the host or any child of it."""
         trace = self.root / f"strace-{len(list(self.root.glob('strace-*')))}.log"
-        wrapped = ["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=connect,sendto,sendmsg,sendmmsg", *argv]
+        wrapped = ["strace", "-f", "-qq", "-tt", "-o", str(trace), "-e", "trace=connect,sendto,sendmsg,sendmmsg", *argv]
         done = await run(["sh", "-c", 'cd "$0" && exec "$@"', str(self.work), *wrapped], TIMEOUT, self.env())
-        assert done.code == 0, f"{self.name} exited {done.code}: {argv}\n{done.out[-3000:]}\n{done.err[-3000:]}"
+        assert done.code == 0, f"{self.name} exited {done.code}: {argv}\n{done.out[-3000:]}\n{done.err[-3000:]}\n{self.logs()}"
         reached = outbound(trace.read_text(errors="replace"))
         assert not reached, f"{self.name} tried to reach the internet ({', '.join(reached)}): {argv}"
         return done
@@ -239,6 +243,17 @@ class Opencode(Host):
         # node_modules and a lock naming it; no plugin is used here, so say it is there
         (config / "node_modules").mkdir(exist_ok=True)
         _write(config / "package-lock.json", {"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}})
+
+    async def install(self, hub: str) -> None:
+        await super().install(hub)
+        path = self.home / ".config" / "opencode" / "opencode.json"  # 30 s for the hub's answers, not 5, on a
+        doc = json.loads(path.read_text())                              # machine busy with other tests
+        doc["mcp"]["hermes"]["timeout"] = 30_000
+        _write(path, doc)
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-3000:]
+                         for p in (self.home / ".local/share/opencode/log").glob("*.log"))
 
     def prompt(self, text: str) -> list[str]:
         return [str(BIN / "opencode"), "run", "--format", "json", text]

@@ -83,7 +83,7 @@ async def test_the_model_is_offered_the_hubs_tools_and_a_call_reaches_the_hub_an
     done = await host.run(host.prompt(f"{case}: make a note"))
 
     turns = [asked for asked in model.asked(case) if asked.tools]  # not a title or a classifier
-    assert len(turns) >= 2, f"{name} asked its model {len(turns)} time(s) with tools: {done.out[-2000:]}"
+    assert len(turns) >= 2, f"{name} asked its model {len(turns)} time(s) with tools: {done.out[-2000:]}\n{host.logs()}"
     first, *later = turns
     assert all(t.streamed for t in turns) and {t.wire for t in turns} == {host.wire}
     offered = set(first.tools)
