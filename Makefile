@@ -20,6 +20,14 @@ interop/.installed: interop/package.json interop/package-lock.json interop/requi
 	bash interop/install.sh
 	touch $@
 
+# the MCP hosts tests/interop/test_hosts_live.py runs (docs/testing.md): `npm install` of the lock file, not
+# `npm ci`, which refuses a lock without the other platforms' optional packages (the registry here lacks some);
+# then only the two install scripts that put the native binaries of Claude Code and opencode in place
+interop/hosts/.installed: interop/hosts/package.json interop/hosts/package-lock.json
+	cd interop/hosts && npm install --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
+		&& npm rebuild --loglevel=error @anthropic-ai/claude-code opencode-ai
+	touch $@
+
 serve: $(VENV)/.installed
 	$(BIN)/hermes-hub serve --config hub.json $(if $(PORT),--port $(PORT))
 
@@ -32,7 +40,7 @@ check: $(VENV)/.installed
 # the suite runs in parallel workers, a test file per worker (its module fixtures stay shared); most of
 # the time goes into the hubs and servers the tests start; more workers than cores makes timing tests flaky
 WORKERS ?= 2
-test: $(VENV)/.installed interop/.installed
+test: $(VENV)/.installed interop/.installed interop/hosts/.installed
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --durations=20 $(PYTEST_ARGS)
 
 # the tests not marked slow (no served hub, third-party tool, browser or PostgreSQL): about 2 minutes
@@ -43,4 +51,5 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) interop/node_modules interop/.venv-time interop/.installed .data
+	rm -rf $(VENV) interop/node_modules interop/.venv-time interop/.installed interop/hosts/node_modules \
+		interop/hosts/.installed .data
