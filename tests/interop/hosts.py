@@ -124,7 +124,7 @@ class ClaudeCode(Host):
                 "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "ENABLE_TOOL_SEARCH": "false",  # offer MCP tools to the model up front, not behind its tool search
                 "MCP_CONNECTION_NONBLOCKING": "0",  # -p waits for its MCP servers (a stdio hub takes ~2 s)
-                "ANTHROPIC_API_KEY": "sk-ant-scripted"}
+                "ANTHROPIC_API_KEY": "sk-ant-scripted", **self.extra}
 
     def attach(self, model: str) -> None:
         self.extra["ANTHROPIC_BASE_URL"] = model

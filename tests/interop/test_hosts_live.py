@@ -142,6 +142,41 @@ async def test_the_stdio_entry_install_writes_works_in_claude_code(model, model_
     assert any('"status":"added"' in result.replace(" ", "") for asked in later for result in asked.results)
 
 
+async def test_claude_code_searching_for_tools_loads_the_hubs_always_loaded_ones_at_once(hub, model, model_url,
+                                                                                       tmp_path):
+    """With its tool search on, Claude Code defers the hub's tools but those marked anthropic/alwaysLoad
+    (memory recall and remember), and its search reads each tool's anthropic/searchHint (issue 32 item 4)."""
+    require_hosts()
+    host = ClaudeCode(tmp_path / "claude-searching")
+    host.attach(model_url)
+    host.extra["ENABLE_TOOL_SEARCH"] = "true"
+    await host.install(hub)
+    case = marker("deferring")
+    await host.run(host.prompt(f"{case}: say hello"))
+    first = next(asked for asked in model.asked(case) if asked.tools)
+    offered = {t["name"]: t for t in first.body["tools"]}
+    loaded = {n for n, t in offered.items() if n.startswith("mcp__hermes__") and not t.get("defer_loading")}
+    assert loaded == {"mcp__hermes__hermes_memory_recall", "mcp__hermes__hermes_memory_remember"}, first.text
+    assert offered["mcp__hermes__hermes_memory_recall"].get("input_schema", {}).get("properties")
+    # the rest are deferred: named for its search, their schemas not sent
+    assert "mcp__hermes__notes_create_note" not in offered and "mcp__hermes__notes_create_note" in first.text
+
+    # its search finds a tool by a word only the hint says: "jot", which notes_create_note's name and
+    # description do not (Claude Code's search matches ASCII words; Chinese hint words find nothing there)
+    case = marker("hinted")
+    model.queue(case, "ToolSearch", {"query": "jot", "max_results": 3})
+    await host.run(host.prompt(f"{case}: find a tool"))
+    answered = [asked for asked in model.asked(case) if asked.results or asked.tools][1:]
+    found = [block.get("tool_name") for asked in answered for message in asked.body["messages"][-1:]
+             for part in message.get("content") or [] if isinstance(part, dict) and part.get("type") == "tool_result"
+             for block in part.get("content") or [] if isinstance(block, dict)]
+    assert "mcp__hermes__notes_create_note" in found, [a.body["messages"][-1] for a in answered]
+    with anyio.fail_after(30):
+        async with Client(streamable_http_client(hub)) as client:
+            tool = next(t for t in (await client.list_tools()).tools if t.name == "notes_create_note")
+    assert "jot" not in f"{tool.name} {tool.description}" and "jot" in tool.meta["anthropic/searchHint"]
+
+
 @pytest.mark.parametrize("reach", ["socket.create_connection(('192.0.2.1', 443), timeout=0.2)",
                                    "socket.create_connection(('2001:db8::1', 443), timeout=0.2)",
                                    "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('192.0.2.1', 53))",
