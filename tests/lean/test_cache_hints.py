@@ -13,7 +13,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.support import PROJECT, hub_env, serve_process, until
+from hermes_hub.app.hub import Hub
+from hermes_hub.infra.config import parse_config
+from tests.support import PROJECT, hub_env, serve_process, toy, until
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +130,25 @@ async def test_hints_reach_a_2026_host_over_stdio_too_and_a_handshake_era_one_ge
         assert 20_000 < listed.ttl_ms <= 30_000 and listed.cache_scope == "public"
     else:
         assert "ttl_ms" not in listed.model_fields_set
+
+
+async def test_a_list_served_while_a_server_starts_is_vouched_for_no_time_so_a_caching_host_sees_it_come(tmp_path):
+    """A 2026-07-28 host that caches lists by their ttlMs and does not listen for list_changed must not keep
+    a list served before a server was READY: it is vouched for 0 ms; once every server is up, the hub's ttl."""
+    raw = {"mcpServers": {"slow": toy("--start-delay", "1.5"), "dead": toy("--exit-after-start", "1")},
+           "memory": {"embedder": "none"}, "storage": {"url": f"sqlite:///{tmp_path}/hub.db"},
+           "hub": {"first_list_wait": 0}}
+    async with Hub(parse_config(raw)) as hub:
+        async with hub.client() as caching, hub.client(cache=None) as plain:  # the SDK's client caches by ttlMs
+            early = await plain.list_tools()
+            assert not any(t.name.startswith("slow_") for t in (await caching.list_tools()).tools)
+            assert await hub.wait_settled(30)
+            with anyio.fail_after(30):
+                while not any(t.name.startswith("slow_") for t in (await caching.list_tools()).tools):
+                    await anyio.sleep(0.05)  # polling the host's own cache: it must let the new list through
+            settled = await plain.list_tools()
+        assert early.ttl_ms == 0 and settled.ttl_ms == 0  # "dead" never comes up: nothing is vouched for
+        hub.config.mcp_servers.pop("dead")
+        await hub.reload(hub.config)
+        async with hub.client(cache=None) as plain:
+            assert (await plain.list_tools()).ttl_ms == 60_000  # every server READY: hub.cache_ttl_ms

@@ -222,7 +222,13 @@ class View:
                                                               for m in parts.values())  # a user's own: private
             kept = self._parts[(method, lazy)] = (generation, list(parts.values()), shared)
         personal_hints = LIST_KINDS[method] == "tools" and self.hints is not None and self.hints.key(caller.user_id)
-        return merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2] and not personal_hints)
+        hint = merged(kept[1], method, vouch_ms=scope.cache_ttl_ms, shared=kept[2] and not personal_hints)
+        # a server of this view that is not READY will add to the list when it comes up (or back): a list
+        # served meanwhile is vouched for no time, or a 2026-07-28 host that does not listen would keep it
+        if any(not m.source.ready and (scope.servers is None or m.source.name in scope.servers)
+               for m in self.catalog.mounts):
+            hint = Hint(0, hint.scope)
+        return hint
 
     def tools_changed(self) -> bool:
         """Whether the tools in this view (for anyone) changed since last asked: its list_changed."""
