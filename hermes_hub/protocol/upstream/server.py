@@ -167,6 +167,9 @@ def _refusing(identify: Callable[[Ctx], Identity]) -> Callable[[Ctx], Identity]:
     return named
 
 
+MEMO_ENTRIES = 256  # kept listings per endpoint; each may be a megabyte for a catalog of thousands of tools
+
+
 class ListingMemo:
     """Server middleware: each list result as the SDK put it on the wire, kept per (method,
     protocol version, caller's role) until the catalog changes. A listing of 1,000 tools costs
@@ -198,6 +201,8 @@ class ListingMemo:
         generation = self._generation
         result = await call_next(ctx)
         if isinstance(result, dict) and generation == self.catalog.generation:
+            if len(self._memo) >= MEMO_ENTRIES:  # lists particular to a person (their own listings, their daily
+                del self._memo[next(iter(self._memo))]  # tools) are many on a big hub: the oldest goes
             self._memo[key] = dict(result)
         return result
 
