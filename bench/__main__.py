@@ -11,13 +11,14 @@ import argparse
 import anyio
 
 from bench import (agent, cache, chaos, documents, evaluation, fuzz, hints, masking, memory, oauth, oauth_tokens, proxy,
-                   recall_floor, schedules, startup, storage, storage_pg, supervision, tools)
+                   recall_floor, schedules, sessions, startup, storage, storage_pg, supervision, tools)
 
 BENCHMARKS = {"proxy": proxy.run, "storage": storage.run, "storage_pg": storage_pg.run, "supervision": supervision.run,
               "chaos": chaos.run, "fuzz": fuzz.run, "memory": memory.run, "agent": agent.run, "tools": tools.run,
               "cache": cache.run, "oauth_tokens": oauth_tokens.run, "oauth": oauth.run, "recall_floor": recall_floor.run,
               "masking": masking.run, "evaluation": evaluation.run, "schedules": schedules.run, "documents": documents.run,
-              "startup": startup.run, "hints": hints.run}
+              "startup": startup.run, "hints": hints.run,
+              "sessions": sessions.run}
 
 
 def main(argv: list[str] | None = None) -> None:
