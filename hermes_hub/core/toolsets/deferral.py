@@ -171,7 +171,7 @@ class HostHints:
         meta = {k: v for k, v in (tool.meta or {}).items() if k != ALWAYS_LOAD}
         own = meta.get(SEARCH_HINT)
         if isinstance(own, str):
-            meta[SEARCH_HINT] = " ".join(own.split())[:MAX_HINT_CHARS]
+            meta[SEARCH_HINT] = " ".join(own[:4 * MAX_HINT_CHARS].split())[:MAX_HINT_CHARS]  # cut before the work
         elif own is not None:
             meta.pop(SEARCH_HINT)
         if search and SEARCH_HINT not in meta and (hint := search_hint(tool)):
