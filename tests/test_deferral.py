@@ -115,6 +115,8 @@ async def test_the_hints_cost_no_model_tokens_and_can_be_turned_off(tmp_path):
         plain = h.endpoint(None).view.list_tools(h.local)
     async with hub(tmp_path) as h:
         hinted_tools = h.endpoint(None).view.list_tools(h.local)
+        h.config.hub.hints.search = False  # as a reload sets it: the kept copies of the hinted tools do not serve
+        assert not any(SEARCH_HINT in (t.meta or {}) for t in h.endpoint(None).view.list_tools(h.local))
     assert not any(SEARCH_HINT in (t.meta or {}) for t in plain)
     assert [t.name for t in plain if (t.meta or {}).get(ALWAYS_LOAD)] == ["hermes_session_search"]
     assert all(SEARCH_HINT in (t.meta or {}) for t in hinted_tools)

@@ -136,7 +136,8 @@ class HostHints:
     def __init__(self, policy: Callable[[], Policy], habits: Habits, cost: Callable[[types.Tool], int],
                  default_always: Callable[[], Sequence[str]]) -> None:
         self.policy, self.habits, self.cost, self.default_always = policy, habits, cost, default_always
-        self._memo: dict[tuple[int, bool], tuple[types.Tool, types.Tool]] = {}
+        self._memo: dict[tuple[int, bool, bool], tuple[types.Tool, types.Tool]] = {}
+        self._costs: dict[int, tuple[types.Tool, int]] = {}
 
     def key(self, user: str) -> tuple[str, ...]:
         """What of a listing is particular to ``user`` (their daily tools): part of a kept listing's key."""
@@ -151,21 +152,30 @@ class HostHints:
         wanted += [n for n in self.key(user) if n in by_name and n not in wanted][: policy.from_audit]
         chosen, spent = [], 0
         for name in wanted:
-            cost = self.cost(by_name[name])
+            if spent >= policy.always_load_tokens:
+                break
+            cost = self._cost(by_name[name])
             if spent + cost <= policy.always_load_tokens:
                 chosen.append(name)
                 spent += cost
         return chosen
 
+    def _cost(self, tool: types.Tool) -> int:
+        hit = self._costs.get(id(tool))
+        if hit is None or hit[0] is not tool:
+            hit = self._costs[id(tool)] = (tool, self.cost(tool))
+        return hit[1]
+
     def apply(self, tools: list[types.Tool], user: str) -> list[types.Tool]:
         policy = self.policy()
-        if len(self._memo) > 20_000:
+        if len(self._memo) > 20_000 or len(self._costs) > 20_000:
             self._memo.clear()
+            self._costs.clear()
         always = set(self.always_loaded(tools, user))
         return [self._hinted(t, t.name in always, policy.search) for t in tools]
 
     def _hinted(self, tool: types.Tool, always: bool, search: bool) -> types.Tool:
-        key = (id(tool), always)
+        key = (id(tool), always, search)
         if (hit := self._memo.get(key)) is not None and hit[0] is tool:
             return hit[1]
         meta = {k: v for k, v in (tool.meta or {}).items() if k != ALWAYS_LOAD}
