@@ -154,8 +154,7 @@ class Hub(Parts, Reports):
                 return Scope(servers=frozenset(), cache_ttl_ms=hub.cache_ttl_ms)
             return Scope.of(ts, hub.always, hub.cache_ttl_ms, own, self.builtins.name)
 
-        hints = HostHints(lambda: self.config.hub.hints, self.habits, estimated_tokens,
-                          lambda: [ns.name("memory_recall"), ns.name("memory_remember")])
+        hints = HostHints(lambda: self.config.hub.hints, self.habits, estimated_tokens, ns.name)
         view = View(self.catalog, scope, self.tool_index, ns.name, toolset, hints)
         view.tools_changed()
         announcer = Announcer()

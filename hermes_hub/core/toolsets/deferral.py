@@ -1,6 +1,6 @@
 """Hints for hosts that defer tools: which few to load at once, and words to find the rest by.
 
-    hints = HostHints(lambda: config.hub.hints, habits, cost=lambda t: listing_tokens([t]))
+    hints = HostHints(lambda: config.hub.hints, habits, estimated_tokens, namespace.name)
     tools = hints.apply(listed, caller)      # each with _meta "anthropic/searchHint"; a few "anthropic/alwaysLoad"
     defers(client_name, patterns)            # Claude Code, Qwen Code, Copilot CLI: they load tools by search
 
@@ -134,8 +134,9 @@ class HostHints:
     """Puts the hints on listed tools; kept per tool object, so a listing copies each tool once."""
 
     def __init__(self, policy: Callable[[], Policy], habits: Habits, cost: Callable[[types.Tool], int],
-                 default_always: Callable[[], Sequence[str]]) -> None:
-        self.policy, self.habits, self.cost, self.default_always = policy, habits, cost, default_always
+                 public: Callable[[str], str]) -> None:
+        self.policy, self.habits, self.cost = policy, habits, cost
+        self.default_always = (public("memory_recall"), public("memory_remember"))  # the hub's own, by public name
         self._memo: dict[tuple[int, bool, bool], tuple[types.Tool, types.Tool]] = {}
         self._costs: dict[int, tuple[types.Tool, int]] = {}
 
@@ -147,7 +148,7 @@ class HostHints:
         """The names of ``tools`` marked always loaded for ``user``, configured first, within the budget."""
         policy = self.policy()
         by_name = {t.name: t for t in tools}
-        globs = self.default_always() if policy.always_load is None else policy.always_load
+        globs = self.default_always if policy.always_load is None else policy.always_load
         wanted = [n for n in by_name if any(fnmatch.fnmatchcase(n, g) for g in globs)]
         wanted += [n for n in self.key(user) if n in by_name and n not in wanted][: policy.from_audit]
         chosen, spent = [], 0
